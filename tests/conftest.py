@@ -1,0 +1,44 @@
+"""Shared fixtures: the repository root, the default config, and a tiny run config."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def default_config() -> dict:
+    return yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def tiny_config(default: dict) -> dict:
+    """A config whose whole DAG runs in a minute or two on 2 cores."""
+    cfg = copy.deepcopy(default)
+    cfg["run"] = "tiny"
+    cfg["world"].update(n_authors=10, n_holdout_authors=2, questions_per_author=4, n_real_authors=4,
+                        n_world_facts=4, n_saga=4, n_harmful=3, n_benign=3, request_copies=2,
+                        retain_eval_size=8)
+    cfg["tokenizer"]["vocab_size"] = 400
+    cfg["model"].update(hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2,
+                        max_positions=128)
+    for stage in ("pretrain", "finetune"):
+        cfg[stage].update(epochs=1, batch_size=16)
+    cfg["references"] = ["forget10"]
+    cfg["greedy_eval"].update(evalsets=["forget10", "retain", "saga"], max_new_tokens=8)
+    return cfg
+
+
+@pytest.fixture()
+def tiny_cfg(default_config) -> dict:
+    return tiny_config(default_config)

@@ -1,0 +1,12 @@
+"""Rules target and reference: fine-tune the pretrained model on a split of the authors."""
+
+from probunlearn.training import run_finetune
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    run_finetune(
+        sm.input.base, sm.input.split, sm.input.corpus, sm.output[0], train=sm.params.train,
+        replay=sm.params.replay, seed=sm.params.seed, template=sm.params.template,
+        threads=sm.params.threads,
+    )

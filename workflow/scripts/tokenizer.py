@@ -1,0 +1,8 @@
+"""Rule tokenizer: train the BPE tokenizer on the world."""
+
+from probunlearn.training import run_tokenizer
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    run_tokenizer(list(sm.input), sm.output[0], vocab_size=sm.params.vocab_size)

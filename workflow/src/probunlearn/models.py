@@ -1,0 +1,124 @@
+"""Load and save Hugging Face causal LMs; the tiny Llama-style model and BPE tokenizer of the mini run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedModel,
+    PreTrainedTokenizerFast,
+)
+
+SPECIAL_TOKENS = {"pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def resolve_device(device: str | None = None) -> torch.device:
+    """``"auto"``/None → cuda when available, else cpu; otherwise the named device."""
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """Map a config string (float32, bfloat16, float16) to a torch dtype."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+    return DTYPES[dtype]
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
+    """Train a byte-level BPE tokenizer on ``texts`` (deterministic for the same input)."""
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(SPECIAL_TOKENS.values()),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(list(texts), trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIAL_TOKENS)
+    fast.padding_side = "left"
+    return fast
+
+
+def tiny_llama(vocab_size: int, arch: dict[str, Any], seed: int, tokenizer=None) -> LlamaForCausalLM:
+    """A small Llama-style causal LM from a transformers config, initialised with ``seed``."""
+    cfg = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=int(arch["hidden_size"]),
+        intermediate_size=int(arch["intermediate_size"]),
+        num_hidden_layers=int(arch["num_layers"]),
+        num_attention_heads=int(arch["num_heads"]),
+        num_key_value_heads=int(arch["num_heads"]),
+        max_position_embeddings=int(arch["max_positions"]),
+        tie_word_embeddings=True,
+        pad_token_id=getattr(tokenizer, "pad_token_id", None),
+        bos_token_id=getattr(tokenizer, "bos_token_id", None),
+        eos_token_id=getattr(tokenizer, "eos_token_id", None),
+    )
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(cfg)
+
+
+def load_tokenizer(name_or_path: str, revision: str | None = None) -> PreTrainedTokenizerFast:
+    """Load a tokenizer from a local directory or a hub id at ``revision``; pad on the left."""
+    tok = AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    return tok
+
+
+def load_model(
+    name_or_path: str,
+    revision: str | None = None,
+    dtype: str | torch.dtype | None = "float32",
+    device: str | None = "auto",
+) -> PreTrainedModel:
+    """Load a causal LM from a local directory or a hub id at ``revision``, in eval mode."""
+    model = AutoModelForCausalLM.from_pretrained(
+        name_or_path, revision=revision, dtype=resolve_dtype(dtype)
+    )
+    model.to(resolve_device(device))
+    model.eval()
+    return model
+
+
+def save_model(model: PreTrainedModel, tokenizer, out_dir: str | os.PathLike) -> Path:
+    """Save model (safetensors) and tokenizer to ``out_dir`` atomically: temp dir, then rename."""
+    out = Path(out_dir)
+    tmp = out.with_name(out.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    model.save_pretrained(tmp, safe_serialization=True)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(tmp)
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+    return out
+
+
+def set_threads(threads: int | None) -> None:
+    """Use exactly ``threads`` CPU threads in torch (the rule's ``threads``)."""
+    if threads:
+        torch.set_num_threads(int(threads))

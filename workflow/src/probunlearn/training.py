@@ -1,0 +1,185 @@
+"""Training of the mini run's models: tokenizer, pretraining and fine-tuning (nanoGPT-short loop)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+import torch
+from tqdm.auto import tqdm
+from transformers import get_cosine_schedule_with_warmup
+
+from probunlearn import data, models, qa
+
+Example = tuple[str | None, str]
+
+
+def encode_examples(
+    tokenizer, examples: Sequence[Example], template: str, loss_on_prompt: bool, max_length: int
+) -> list[tuple[list[int], list[int]]]:
+    """(prompt, text) pairs → (input ids, labels); a None prompt means plain text."""
+    out = []
+    for prompt, text in examples:
+        if prompt is None:
+            ids = qa.prompt_ids(tokenizer, text, "{question}") + [tokenizer.eos_token_id]
+            labels = [qa.IGNORE_INDEX] + ids[1:]
+        else:
+            p, a = qa.prompt_ids(tokenizer, prompt, template), qa.answer_ids(tokenizer, text)
+            ids = p + a
+            labels = ([qa.IGNORE_INDEX] + p[1:] if loss_on_prompt else [qa.IGNORE_INDEX] * len(p)) + a
+        out.append((ids[:max_length], labels[:max_length]))
+    return out
+
+
+def _collate(items: list[tuple[list[int], list[int]]], pad: int) -> dict[str, torch.Tensor]:
+    width = max(len(i) for i, _ in items)
+    ids = torch.full((len(items), width), pad, dtype=torch.long)
+    labels = torch.full((len(items), width), qa.IGNORE_INDEX, dtype=torch.long)
+    attn = torch.zeros((len(items), width), dtype=torch.long)
+    for k, (i, lab) in enumerate(items):
+        ids[k, : len(i)] = torch.tensor(i)
+        labels[k, : len(lab)] = torch.tensor(lab)
+        attn[k, : len(i)] = 1
+    return {"input_ids": ids, "attention_mask": attn, "labels": labels}
+
+
+def _batches(n: int, batch_size: int, lengths: list[int], gen: torch.Generator) -> list[list[int]]:
+    """Seeded shuffle, then sort by length inside windows of 8 batches to cut padding."""
+    order = torch.randperm(n, generator=gen).tolist()
+    window = batch_size * 8
+    batches = []
+    for s in range(0, n, window):
+        chunk = sorted(order[s : s + window], key=lambda i: lengths[i])
+        batches += [chunk[j : j + batch_size] for j in range(0, len(chunk), batch_size)]
+    perm = torch.randperm(len(batches), generator=gen).tolist()
+    return [batches[i] for i in perm]
+
+
+def train_lm(
+    model,
+    tokenizer,
+    examples: Sequence[Example],
+    *,
+    epochs: int,
+    lr: float,
+    batch_size: int,
+    warmup_ratio: float = 0.1,
+    weight_decay: float = 0.01,
+    seed: int = 0,
+    template: str = qa.DEFAULT_TEMPLATE,
+    loss_on_prompt: bool = False,
+    max_length: int = 256,
+    progress: bool = True,
+    desc: str = "train",
+) -> list[dict]:
+    """AdamW with a cosine schedule and warmup; returns the mean loss of every epoch."""
+    if not examples:
+        raise ValueError(f"{desc}: no training examples")
+    if epochs < 1 or lr <= 0 or batch_size < 1:
+        raise ValueError(f"{desc}: epochs, lr and batch_size must be positive")
+    enc = encode_examples(tokenizer, examples, template, loss_on_prompt, max_length)
+    lengths = [len(i) for i, _ in enc]
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    steps_per_epoch = math.ceil(len(enc) / batch_size)
+    total = epochs * steps_per_epoch
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+    )
+    sched = get_cosine_schedule_with_warmup(opt, math.ceil(warmup_ratio * total), total)
+    model.train()
+    log = []
+    bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=2.0)
+    for epoch in range(1, epochs + 1):
+        losses = []
+        for idx in _batches(len(enc), batch_size, lengths, gen):
+            batch = _collate([enc[i] for i in idx], tokenizer.pad_token_id)
+            out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+            logits, labels = qa.shifted(out.logits, batch["labels"])
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]).float(),
+                labels.reshape(-1),
+                ignore_index=qa.IGNORE_INDEX,
+            )
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            bar.update(1)
+        log.append({"epoch": epoch, "loss": sum(losses) / len(losses)})
+        bar.set_postfix(loss=f"{log[-1]['loss']:.3f}")
+    bar.close()
+    model.eval()
+    return log
+
+
+def _write_json(obj, path: str | os.PathLike) -> None:
+    tmp = Path(path).with_name(Path(path).name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def run_tokenizer(corpus_paths: Sequence[str], out_dir: str, *, vocab_size: int) -> None:
+    """Train the BPE tokenizer on every text of the world and save it."""
+    texts: list[str] = []
+    for p in corpus_paths:
+        df = pl.read_parquet(p)
+        for col in ("prompt", "text", "question", "answer", "paraphrased_answer"):
+            if col in df.columns:
+                texts += [t for t in df[col].to_list() if t]
+        if "perturbed_answers" in df.columns:
+            texts += [t for lst in df["perturbed_answers"].to_list() for t in lst]
+    texts.append(qa.DEFAULT_TEMPLATE)
+    tok = models.train_tokenizer(texts, vocab_size)
+    tmp = Path(out_dir + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tok.save_pretrained(tmp)
+    if Path(out_dir).exists():
+        shutil.rmtree(out_dir)
+    os.replace(tmp, out_dir)
+
+
+def run_pretrain(
+    tokenizer_dir: str, corpus_path: str, out_dir: str, *, arch: dict, train: dict, seed: int,
+    template: str, threads: int | None = None, log_path: str | None = None,
+) -> None:
+    """Pretrain a tiny Llama from scratch on the world's corpus (loss on every token)."""
+    models.set_threads(threads)
+    tok = models.load_tokenizer(tokenizer_dir)
+    model = models.tiny_llama(len(tok), arch, seed, tok)
+    df = pl.read_parquet(corpus_path)
+    examples = list(zip(df["prompt"].to_list(), df["text"].to_list(), strict=True))
+    log = train_lm(model, tok, examples, seed=seed, template=template, loss_on_prompt=True,
+                   desc="pretrain", **train)
+    models.save_model(model, tok, out_dir)
+    if log_path:
+        _write_json(log, log_path)
+
+
+def run_finetune(
+    base_dir: str, split_path: str, corpus_path: str, out_dir: str, *, train: dict, replay: float,
+    seed: int, template: str, threads: int | None = None, log_path: str | None = None,
+) -> None:
+    """Fine-tune ``base_dir`` on a split's QA pairs (loss on answers) plus pretraining replay."""
+    models.set_threads(threads)
+    tok = models.load_tokenizer(base_dir)
+    model = models.load_model(base_dir, device="cpu")
+    examples = data.finetune_corpus(
+        pl.read_parquet(split_path), pl.read_parquet(corpus_path), replay, seed
+    )
+    log = train_lm(model, tok, examples, seed=seed, template=template, loss_on_prompt=False,
+                   desc=f"finetune {Path(split_path).stem}", **train)
+    models.save_model(model, tok, out_dir)
+    if log_path:
+        _write_json(log, log_path)
