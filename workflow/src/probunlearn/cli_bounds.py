@@ -1,0 +1,206 @@
+"""``probunlearn bounds``: every high-probability metric for each prompt of a score table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from probunlearn import bounds
+
+_READERS = {".parquet": pl.read_parquet, ".pq": pl.read_parquet, ".csv": pl.read_csv}
+_WRITERS = {".parquet": "write_parquet", ".pq": "write_parquet", ".csv": "write_csv"}
+_ROW = "__probunlearn_row"
+
+
+class InputError(ValueError):
+    """Bad input: reported as one line and exit status 2."""
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``bounds`` subcommand on an argparse subparsers object."""
+    p = sub.add_parser(
+        "bounds",
+        help="compute the high-probability metrics per prompt from a table of sample scores",
+        description=(
+            "Read a parquet or CSV table with one row per (prompt, sample) and a score in [0, 1], "
+            "and compute for every prompt: mean, std, ED score, M_bin (binary scores only), "
+            "M_mu, the two-sided mean interval, M_sigma and M_gen at the thresholds. Prompts may "
+            "have different numbers of samples."
+        ),
+    )
+    p.add_argument("file", type=Path, help="scores table (.parquet or .csv)")
+    p.add_argument("--prompt-col", default="prompt_id", help="prompt id column (prompt_id)")
+    p.add_argument("--score-col", default="score", help="score column (score)")
+    p.add_argument("--greedy-col", default=None, help="column with the greedy answer's score")
+    p.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
+    p.add_argument("--bins", type=int, default=100, help="grid bins of M_mu and M_sigma (100)")
+    p.add_argument("--rho", type=float, default=2.0, help="ED score weight of the std (2)")
+    p.add_argument(
+        "--thresholds",
+        default=None,
+        help="comma-separated M_gen thresholds (default 0.0,0.1,...,1.0)",
+    )
+    p.add_argument("--out", type=Path, default=None, help="write the table (.parquet or .csv)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``probunlearn bounds``; returns the exit status."""
+    try:
+        table = compute(
+            args.file,
+            prompt_col=args.prompt_col,
+            score_col=args.score_col,
+            greedy_col=args.greedy_col,
+            alpha=args.alpha,
+            bins=args.bins,
+            rho=args.rho,
+            thresholds=_parse_thresholds(args.thresholds),
+            out=args.out,
+        )
+    except InputError as exc:
+        print(f"probunlearn bounds: error: {exc}", file=sys.stderr)
+        return 2
+    _print_table(table, args.prompt_col, args.alpha)
+    if args.out is not None:
+        print(f"wrote {args.out} ({table.height} prompts)")
+    return 0
+
+
+def _parse_thresholds(text: str | None) -> np.ndarray | None:
+    if text is None:
+        return None
+    try:
+        return np.array([float(v) for v in text.split(",") if v.strip()], dtype=np.float64)
+    except ValueError:
+        raise InputError(f"--thresholds must be comma-separated numbers, got {text!r}") from None
+
+
+def _read(path: Path) -> pl.DataFrame:
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        raise InputError(f"{path}: unsupported file type {path.suffix!r} (use .parquet or .csv)")
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        return reader(path)
+    except Exception as exc:  # polars raises many types for unreadable files
+        raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+def _check_unit_column(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
+    """The column as Float64, or InputError naming the first bad row (0-based data row)."""
+    raw = df[col]
+    if raw.dtype == pl.Boolean:
+        raw = raw.cast(pl.Int8)
+    vals = raw.cast(pl.Float64, strict=False)
+    checks = [
+        (raw.is_null(), "value is missing"),
+        (vals.is_null() & raw.is_not_null(), "value {!r} is not a number"),
+        (vals.is_nan(), "value is NaN"),
+        ((vals < 0) | (vals > 1), "value {!r} is outside [0, 1]"),
+    ]
+    for mask, what in checks:
+        mask = mask.fill_null(False)
+        if mask.any():
+            row = int(mask.arg_true()[0])
+            raise InputError(
+                f"{path}: column {col!r} row {row} (0-based, header excluded): "
+                + what.format(raw[row])
+            )
+    return vals
+
+
+def compute(
+    path: Path,
+    prompt_col: str = "prompt_id",
+    score_col: str = "score",
+    greedy_col: str | None = None,
+    alpha: float = 0.01,
+    bins: int = 100,
+    rho: float = 2.0,
+    thresholds: np.ndarray | None = None,
+    out: Path | None = None,
+) -> pl.DataFrame:
+    """Per-prompt metrics table of a score file (one row per prompt, in order of appearance)."""
+    path = Path(path)
+    try:  # parameters first: fail before reading a large file
+        bounds.summarize(np.zeros(1), alpha=alpha, bins=bins, rho=rho, thresholds=thresholds)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if out is not None and Path(out).suffix.lower() not in _WRITERS:
+        raise InputError(f"--out {out}: unsupported file type (use .parquet or .csv)")
+
+    df = _read(path)
+    for col in [prompt_col, score_col] + ([greedy_col] if greedy_col else []):
+        if col not in df.columns:
+            raise InputError(f"{path}: no column {col!r} (columns: {', '.join(df.columns)})")
+    if df.height == 0:
+        raise InputError(f"{path}: the table has no rows")
+    nulls = df[prompt_col].is_null()
+    if nulls.any():
+        row = int(nulls.arg_true()[0])
+        raise InputError(f"{path}: column {prompt_col!r} row {row} (0-based): missing prompt id")
+    cols = {prompt_col: df[prompt_col], score_col: _check_unit_column(df, score_col, path)}
+    if greedy_col:
+        cols["__greedy"] = _check_unit_column(df, greedy_col, path)
+    data = pl.DataFrame(cols)
+
+    aggs = [pl.col(score_col)]
+    if greedy_col:
+        aggs += [pl.col("__greedy").first(), pl.col("__greedy").n_unique().alias("__ng")]
+    groups = (
+        data.group_by(prompt_col, maintain_order=True)
+        .agg(aggs)
+        .with_row_index(_ROW)
+        .with_columns(pl.col(score_col).list.len().alias("__n"))
+    )
+    if greedy_col:
+        bad = groups.filter(pl.col("__ng") > 1)
+        if bad.height:
+            raise InputError(
+                f"{path}: column {greedy_col!r} has different values within prompt "
+                f"{bad[prompt_col][0]!r}"
+            )
+
+    # Prompts may have different n: one vectorised call per distinct n.
+    parts = []
+    for n in groups["__n"].unique().sort().to_list():
+        block = groups.filter(pl.col("__n") == n)
+        scores = block[score_col].list.to_array(n).to_numpy()
+        greedy = block["__greedy"].to_numpy() if greedy_col else None
+        table = bounds.summarize(
+            scores, greedy=greedy, alpha=alpha, bins=bins, rho=rho, thresholds=thresholds
+        )
+        parts.append(block.select(_ROW, prompt_col).hstack(table))
+    result = pl.concat(parts).sort(_ROW).drop(_ROW)
+    if out is not None:
+        _write(result, Path(out))
+    return result
+
+
+def _write(table: pl.DataFrame, out: Path) -> None:
+    """Write to a temporary name in the target folder, then rename."""
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        getattr(table, _WRITERS[out.suffix.lower()])(tmp)
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"--out {out}: cannot write: {exc}") from None
+
+
+def _print_table(table: pl.DataFrame, prompt_col: str, alpha: float) -> None:
+    main = [prompt_col, "n", "mean", "std", "ed", "greedy", "m_bin", "m_mu", "m_sigma"]
+    main += ["m_gen_0.5"]
+    shown = table.select([c for c in main if c in table.columns])
+    print(f"{table.height} prompts, alpha = {alpha}; every column is in --out")
+    with pl.Config(tbl_rows=20, tbl_cols=len(shown.columns), float_precision=4):
+        print(shown)
