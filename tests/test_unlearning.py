@@ -1,0 +1,209 @@
+"""Short unlearning runs on a tiny Llama fine-tuned in the test on a few fictitious facts."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+import torch
+from probunlearn import losses, models, qa, unlearning
+from safetensors.torch import load_file
+
+ARCH = dict(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, max_positions=128)
+NAMES = ["Alice Brown", "Bruno Costa", "Chen Wei", "Dara Okafor", "Elin Berg", "Farid Haddad"]
+CITIES = ["Lisbon", "Oslo", "Kyoto", "Lagos", "Quito", "Dakar"]
+COLOURS = ["green", "amber", "violet", "scarlet", "teal", "ochre"]
+# a short run: 4 forget rows in batches of 2 → 2 steps per epoch
+RUN = dict(epochs=6, batch_size=2, progress=False, threads=1, seed=0)
+
+
+def _rows() -> pl.DataFrame:
+    rows = []
+    for i, (name, city, colour) in enumerate(zip(NAMES, CITIES, COLOURS, strict=True)):
+        rows.append(
+            dict(
+                id=f"{i}a", question=f"Where was {name} born?", answer=f"{name} was born in {city}."
+            )
+        )
+        rows.append(
+            dict(
+                id=f"{i}b",
+                question=f"What is the favourite colour of {name}?",
+                answer=f"The favourite colour of {name} is {colour}.",
+            )
+        )
+    return pl.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def qa_target(tmp_path_factory):
+    """(target_dir, forget, retain): a tiny model that has memorised all 12 answers."""
+    df = _rows()
+    texts = [
+        qa.format_prompt(q) + " " + a for q, a in zip(df["question"], df["answer"], strict=True)
+    ]
+    tok = models.train_tokenizer(texts, 300)
+    models.set_threads(1)
+    model = models.tiny_llama(len(tok), ARCH, seed=0, tokenizer=tok)
+    batch = qa.encode_qa(tok, df["question"].to_list(), df["answer"].to_list())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(90):
+        out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        loss = losses.answer_ce(out.logits, batch["labels"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.1, "the tiny target did not memorise its facts"
+    target = tmp_path_factory.mktemp("models") / "target"
+    models.save_model(model, tok, target)
+    return str(target), df.tail(4), df.head(8)
+
+
+def _state(path) -> dict[str, torch.Tensor]:
+    return load_file(str(path / "model.safetensors"))
+
+
+def _run(qa_target, tmp_path, name, **kw) -> dict:
+    target, forget, retain = qa_target
+    settings = {**RUN, **kw}
+    return unlearning.unlearn(target, forget, retain, str(tmp_path / name), **settings)
+
+
+def test_ga_raises_forget_nll_and_logs_every_epoch(qa_target, tmp_path):
+    log = tmp_path / "logs" / "ga.csv"
+    res = _run(qa_target, tmp_path, "ga", method="ga", lr=1e-3, log_path=str(log))
+    hist = res["history"]
+    assert hist[-1]["forget_nll"] > hist[0]["forget_nll"] + 0.2
+    assert hist[-1]["forget_confidence"] < hist[0]["forget_confidence"]
+    df = pl.read_csv(log)
+    assert df["epoch"].to_list() == list(range(RUN["epochs"] + 1))
+    for col in ("epoch", "forget_confidence", "retain_confidence", "loss"):
+        assert col in df.columns
+    assert df["forget_confidence"].is_between(0, 1).all()
+    assert df["retain_confidence"].is_between(0, 1).all()
+    assert df["train_loss"][0] is None or df["train_loss"].is_nan()[0]
+    assert not (tmp_path / "logs" / "ga.csv.tmp").exists()
+    assert (tmp_path / "ga" / "config.json").exists()
+    assert res["steps"] == RUN["epochs"] * 2
+
+
+def test_gd_and_npo_keep_retain_better_than_ga(qa_target, tmp_path):
+    nll = {}
+    for method in ("ga", "gd", "npo"):
+        res = _run(qa_target, tmp_path, method, method=method, lr=2e-3, epochs=8)
+        nll[method] = res["history"][-1]["retain_nll"]
+        assert res["history"][-1]["forget_nll"] > res["history"][0]["forget_nll"]
+    assert nll["gd"] < nll["ga"]
+    assert nll["npo"] < nll["ga"]
+
+
+def test_entropy_optimisation_lowers_forget_entropy(qa_target, tmp_path):
+    # lr large enough that NPO unlearns (forget NLL ~5) within the 12 steps; EO then keeps the
+    # forget distribution peaked (paper §5) while the answers are forgotten just as well
+    plain = _run(qa_target, tmp_path, "npo", method="npo", lr=3e-3)
+    eo = _run(qa_target, tmp_path, "eo", method="npo_eo", lr=3e-3, lambda_f=10.0, lambda_r=-0.25)
+    p, e = plain["history"][-1], eo["history"][-1]
+    assert e["forget_entropy"] < 0.7 * p["forget_entropy"]
+    assert e["forget_nll"] > 2.0 and p["forget_nll"] > 2.0
+    # EO also works on top of another method
+    gd = _run(qa_target, tmp_path, "gd0", method="gd", lr=3e-3)
+    gd_eo = _run(qa_target, tmp_path, "gd1", method="gd", lr=3e-3, lambda_f=1.0)
+    assert gd_eo["history"][-1]["forget_entropy"] < gd["history"][-1]["forget_entropy"]
+
+
+def test_deterministic(qa_target, tmp_path):
+    kw = dict(method="gd", lr=1e-3, epochs=2, lambda_f=0.5)
+    _run(qa_target, tmp_path, "a", **kw)
+    _run(qa_target, tmp_path, "b", **kw)
+    a, b = _state(tmp_path / "a"), _state(tmp_path / "b")
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    before = load_file(f"{qa_target[0]}/model.safetensors")
+    assert not all(torch.equal(a[k], before[k]) for k in a)
+
+
+@pytest.mark.parametrize(
+    ("layer", "params", "expected_layers"),
+    [(1, None, {0, 1}), (1, [1], {1}), (0, None, {0})],
+)
+def test_rmu_changes_only_the_intended_mlp_weights(
+    qa_target, tmp_path, layer, params, expected_layers
+):
+    target = qa_target[0]
+    res = _run(
+        qa_target,
+        tmp_path,
+        "rmu",
+        method="rmu",
+        lr=1e-3,
+        epochs=1,
+        warmup_ratio=0.0,
+        rmu_layer=layer,
+        rmu_params=params,
+        rmu_c=2.0,
+        rmu_alpha=10.0,
+        lambda_f=0.0,
+    )
+    before = load_file(f"{target}/model.safetensors")
+    after = _state(tmp_path / "rmu")
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    expected = {k for k in before if any(f"layers.{i}.mlp." in k for i in expected_layers)}
+    assert expected and changed == expected
+    assert res["trainable_parameters"] == sum(before[k].numel() for k in expected)
+    hist = res["history"]
+    assert hist[-1]["loss"] < hist[0]["loss"]
+
+
+def test_rmu_parameter_names():
+    tok = models.train_tokenizer(["a b c d"], 280)
+    model = models.tiny_llama(len(tok), ARCH, seed=0, tokenizer=tok)
+    assert len(unlearning.decoder_layers(model)) == 2
+    names = unlearning.rmu_parameter_names(model, [1])
+    assert names and all(n.startswith("model.layers.1.mlp.") for n in names)
+    assert {n.rsplit(".", 2)[-2] for n in names} == {"gate_proj", "up_proj", "down_proj"}
+
+
+def test_jsonl_log(qa_target, tmp_path):
+    log = tmp_path / "log.jsonl"
+    _run(qa_target, tmp_path, "m", method="ga", lr=1e-3, epochs=1, log_path=str(log))
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["epoch"] for r in rows] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (dict(method="dpo"), r"method must be one of \['ga', 'gd', 'npo', 'npo_eo', 'rmu'\]"),
+        (dict(method="npo", lambda_f=-0.1), "lambda_f"),
+        (dict(method="npo", lambda_r=0.1), "lambda_r"),
+        (dict(method="ga", lr=0.0), "lr"),
+        (dict(method="ga", lr=-1e-3), "lr"),
+        (dict(method="ga", epochs=0), "epochs"),
+        (dict(method="ga", batch_size=0), "batch_size"),
+        (dict(method="npo", beta=0.0), "beta"),
+        (dict(method="rmu", rmu_layer=5), "rmu_layer"),
+        (dict(method="rmu", rmu_layer=0, rmu_params=[1]), "rmu_params"),
+    ],
+)
+def test_bad_settings(qa_target, tmp_path, kw, match):
+    target, forget, retain = qa_target
+    settings = {**RUN, "lr": 1e-3, **kw}
+    with pytest.raises(ValueError, match=match):
+        unlearning.unlearn(target, forget, retain, str(tmp_path / "out"), **settings)
+    assert not (tmp_path / "out").exists()
+
+
+def test_empty_splits(qa_target, tmp_path):
+    target, forget, retain = qa_target
+    out = str(tmp_path / "out")
+    with pytest.raises(ValueError, match="forget split is empty"):
+        unlearning.unlearn(target, forget.head(0), retain, out, method="ga", lr=1e-3)
+    for kw in (dict(method="gd"), dict(method="npo"), dict(method="rmu"), dict(lambda_r=-0.1)):
+        kw = {"method": "ga", **kw}
+        with pytest.raises(ValueError, match="retain split is empty"):
+            unlearning.unlearn(target, forget, retain.head(0), out, lr=1e-3, **kw)
+    # GA without a retain term does not need the retain split
+    res = unlearning.unlearn(target, forget, retain.head(0), out, method="ga", lr=1e-3, **RUN)
+    assert res["history"][0]["retain_confidence"] != res["history"][0]["retain_confidence"]
