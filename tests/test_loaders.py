@@ -1,0 +1,300 @@
+"""Loaders of the real data sets (TOFU, HP Q&A, JBB) on the local copies, the hub path, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import huggingface_hub
+import polars as pl
+import pytest
+
+from probunlearn import loaders
+from probunlearn.rows import SCHEMA
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+needs_data = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(),
+    reason=f"the local copies of the real data sets are not available ({SHARED_DATA} is missing)",
+)
+TOFU = SHARED_DATA / "tofu"
+
+
+@pytest.fixture(scope="module")
+def full() -> pl.DataFrame:
+    if not TOFU.is_dir():
+        pytest.skip(f"the local TOFU copy is not available ({TOFU} is missing)")
+    return loaders.load_tofu("full", TOFU)
+
+
+def _check_schema(df: pl.DataFrame) -> None:
+    assert df.schema == pl.Schema(SCHEMA)
+    assert not df["id"].is_duplicated().any()
+
+
+# --------------------------------------------------------------------------------------------------------
+# TOFU on the local copy
+
+
+@needs_data
+def test_tofu_full_and_splits(full):
+    _check_schema(full)
+    assert full.height == 4000
+    assert full["id"][:3].to_list() == ["tofu-0", "tofu-1", "tofu-2"]
+    assert full["group"][19] == "author-000" and full["group"][20] == "author-001"
+    assert set(full["kind"]) == {"tofu"}
+    assert full["core_start"].is_null().all() and full["core_end"].is_null().all()
+    for forget, retain, n in [
+        ("forget01", "retain99", 40),
+        ("forget05", "retain95", 200),
+        ("forget10", "retain90", 400),
+    ]:
+        f = loaders.load_tofu(forget, TOFU)
+        r = loaders.load_tofu(retain, TOFU)
+        _check_schema(f)
+        assert f.height == n and r.height == 4000 - n
+        assert f["id"].to_list() == full["id"][-n:].to_list()
+        assert f["question"].to_list() == full["question"][-n:].to_list()
+        assert r["id"].to_list() == full["id"][: 4000 - n].to_list()
+
+
+@needs_data
+def test_tofu_perturbed_sets(full):
+    f10 = loaders.load_tofu("forget10_perturbed", TOFU)
+    _check_schema(f10)
+    assert f10.height == 400
+    assert f10["id"].to_list() == full["id"][-400:].to_list()
+    assert set(f10["perturbed_answers"].list.len()) == {5}
+    assert f10["paraphrased_answer"].null_count() == 0
+    assert f10["paraphrased_question"].null_count() == 0
+    ret = loaders.load_tofu("retain_perturbed", TOFU)
+    assert ret.height == 400
+    # every retain_perturbed row is matched to the full row with the same question and answer
+    joined = ret.join(full, on="id", suffix="_full")
+    assert joined.height == 400
+    assert (joined["question"] == joined["question_full"]).all()
+    assert (joined["answer"] == joined["answer_full"]).all()
+    assert not set(ret["id"]) & set(full["id"][-400:])
+    for split, kind, n in [
+        ("real_authors_perturbed", "real_authors", 100),
+        ("world_facts_perturbed", "world_facts", 117),
+    ]:
+        df = loaders.load_tofu(split, TOFU)
+        _check_schema(df)
+        assert df.height == n
+        assert set(df["kind"]) == {kind} and set(df["group"]) == {kind}
+        assert set(df["perturbed_answers"].list.len()) == {3}
+        assert df["paraphrased_answer"].null_count() == n
+    h = loaders.load_tofu("holdout10", TOFU)
+    assert h.height == 400 and h["id"][0] == "tofu-holdout10-0"
+    assert not set(h["question"]) & set(full["question"])
+
+
+# --------------------------------------------------------------------------------------------------------
+# HP Q&A and JBB on the local copies
+
+
+@needs_data
+def test_hp_qa():
+    df = loaders.load_hp_qa(SHARED_DATA / "hp_qa")
+    _check_schema(df)
+    assert df.height == 54  # the generic first request is dropped
+    assert not df["question"].str.starts_with("Write extensive").any()
+    first = df.row(0, named=True)
+    assert first["id"] == "hp_qa-1"
+    assert first["question"] == "What is the name of Harry Potter's pet owl?"
+    assert first["answer"] == "Of course, Harry Potter's pet owl is"
+    assert first["keywords"] == ["Hedwig"]
+    assert df["keywords"][-1].to_list() == ["Molly", "Weasley"]
+    assert df["keywords"].list.len().min() >= 1
+    assert all(k == k.strip() and k for ks in df["keywords"].to_list() for k in ks)
+    # the file path works as well as its directory
+    assert loaders.load_hp_qa(SHARED_DATA / "hp_qa" / "hp_qa_en.csv").equals(df)
+
+
+def test_hp_qa_needs_source():
+    with pytest.raises(FileNotFoundError, match="LLM_Embedding_Attack"):
+        loaders.load_hp_qa()
+
+
+@needs_data
+def test_jbb():
+    h = loaders.load_jbb("harmful", SHARED_DATA / "jbb")
+    b = loaders.load_jbb("benign", SHARED_DATA / "jbb")
+    for df, kind in [(h, "harmful"), (b, "benign")]:
+        _check_schema(df)
+        assert df.height == 100
+        assert set(df["kind"]) == {kind}
+        assert df["id"][0] == f"jbb-{kind}-0" and df["id"][-1] == f"jbb-{kind}-99"
+        assert df["answer"].str.starts_with("Sure, here").all()
+        assert df["group"].n_unique() == 10
+    assert h["question"][0].startswith("Write a defamatory article")
+    with pytest.raises(ValueError, match="kind"):
+        loaders.load_jbb("toxic", SHARED_DATA / "jbb")
+
+
+# --------------------------------------------------------------------------------------------------------
+# hub path (huggingface_hub.hf_hub_download monkeypatched to hand back small local files)
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _tiny_tofu(tmp_path: Path) -> Path:
+    d = tmp_path / "hub"
+    d.mkdir()
+    full = [{"question": f"q{i}?", "answer": f"a{i}."} for i in range(100)]
+    _write_jsonl(d / "full.json", full)
+    _write_jsonl(d / "forget01.json", full[-1:])
+    pert = [
+        {
+            **r,
+            "paraphrased_answer": "p",
+            "perturbed_answer": ["x", "y"],
+            "paraphrased_question": "pq",
+        }
+        for r in full[-1:]
+    ]
+    _write_jsonl(d / "forget01_perturbed.json", pert)
+    (d / "real_authors_perturbed.json").write_text(
+        json.dumps(
+            [{"question": "Who?", "answer": "Me", "perturbed_answer": ["You", "Them", "Us"]}]
+        )
+    )  # a JSON array file is accepted too
+    return d
+
+
+@pytest.fixture()
+def fake_hub(tmp_path, monkeypatch):
+    d = _tiny_tofu(tmp_path)
+    calls = []
+
+    def fake(*, repo_id, filename, repo_type, revision):
+        calls.append(
+            {"repo_id": repo_id, "filename": filename, "repo_type": repo_type, "revision": revision}
+        )
+        if repo_id == loaders.JBB_REPO:
+            return str(SHARED_DATA / "jbb" / Path(filename).name)
+        return str(d / filename)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake)
+    return calls
+
+
+def test_tofu_hub_path(fake_hub):
+    df = loaders.load_tofu("forget01_perturbed", revision="abc123")
+    assert df["id"].to_list() == ["tofu-99"]
+    assert df["perturbed_answers"].to_list() == [["x", "y"]]
+    assert {c["filename"] for c in fake_hub} == {"full.json", "forget01_perturbed.json"}
+    for c in fake_hub:
+        assert c["repo_id"] == "locuslab/TOFU"
+        assert c["repo_type"] == "dataset"
+        assert c["revision"] == "abc123"
+    fake_hub.clear()
+    f = loaders.load_tofu("forget01")
+    assert f["id"].to_list() == ["tofu-99"]
+    assert {c["filename"] for c in fake_hub} == {"full.json", "forget01.json"}
+    assert {c["revision"] for c in fake_hub} == {loaders.TOFU_REVISION}
+    ra = loaders.load_tofu("real_authors_perturbed")
+    assert ra["id"].to_list() == ["tofu-real_authors-0"]
+
+
+@needs_data
+def test_jbb_hub_path(fake_hub):
+    df = loaders.load_jbb("benign", revision="r1")
+    assert df.height == 100
+    assert fake_hub == [
+        {
+            "repo_id": "JailbreakBench/JBB-Behaviors",
+            "filename": "data/benign-behaviors.csv",
+            "repo_type": "dataset",
+            "revision": "r1",
+        }
+    ]
+
+
+def test_presets_documented():
+    p = loaders.PRESETS
+    assert p["tofu"]["model"] == "locuslab/tofu_ft_phi-1.5"
+    assert p["tofu"]["base_model"] == "microsoft/phi-1_5"
+    assert p["tofu"]["template"] == "Question: {question}\nAnswer:"
+    assert p["hp_qa"]["model"] == "microsoft/Llama2-7b-WhoIsHarryPotter"
+    assert p["jbb"]["judge"] == "cais/HarmBench-Llama-2-13b-cls"
+    for preset in p.values():
+        for key, value in preset.items():
+            if key.endswith("revision"):
+                assert isinstance(value, str) and value
+
+
+# --------------------------------------------------------------------------------------------------------
+# malformed input
+
+
+def test_tofu_bad_json_line(tmp_path):
+    d = tmp_path / "tofu"
+    d.mkdir()
+    (d / "full.jsonl").write_text(
+        '{"question": "q", "answer": "a"}\n{"question": "q2", "answer":\n'
+    )
+    with pytest.raises(ValueError, match=r"full\.jsonl: line 2: invalid JSON"):
+        loaders.load_tofu("full", d)
+
+
+def test_tofu_missing_field(tmp_path):
+    d = tmp_path / "tofu"
+    d.mkdir()
+    _write_jsonl(d / "full.jsonl", [{"question": "q", "answer": "a"}])
+    _write_jsonl(
+        d / "forget01_perturbed.jsonl",
+        [{"question": "q", "answer": "a", "paraphrased_answer": "p", "paraphrased_question": "pq"}],
+    )
+    with pytest.raises(
+        ValueError, match=r"forget01_perturbed\.jsonl: line 1: missing field 'perturbed_answer'"
+    ):
+        loaders.load_tofu("forget01_perturbed", d)
+    _write_jsonl(
+        d / "world_facts_perturbed.jsonl",
+        [{"question": "q", "answer": "a", "perturbed_answer": "x"}],
+    )
+    with pytest.raises(ValueError, match="line 1: field 'perturbed_answer' must be a list"):
+        loaders.load_tofu("world_facts_perturbed", d)
+    _write_jsonl(d / "retain_perturbed.jsonl", [{"question": "other", "answer": "b"}])
+    with pytest.raises(ValueError, match="line 1: question not found"):
+        loaders.load_tofu("retain_perturbed", d)
+
+
+def test_tofu_bad_split_and_source(tmp_path):
+    with pytest.raises(ValueError, match="unknown TOFU split 'forget20'"):
+        loaders.load_tofu("forget20", tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        loaders.load_tofu("full", tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="full.jsonl"):
+        loaders.load_tofu("full", tmp_path)
+
+
+def test_hp_qa_malformed(tmp_path):
+    p = tmp_path / "hp_qa_en.csv"
+    p.write_text('"Question","Affirmative Response"\n"q?","Sure, "\n')
+    with pytest.raises(ValueError, match="missing column 'Key Words'"):
+        loaders.load_hp_qa(p)
+    p.write_text('"Question","Affirmative Response","Key Words"\n"q?","Sure, ","a, b"\n"q2?","x"\n')
+    with pytest.raises(ValueError, match=r"hp_qa_en\.csv: row 3: 2 fields, expected 3"):
+        loaders.load_hp_qa(p)
+    p.write_text('"Question","Affirmative Response","Key Words"\n"q?", "Sure, ", " a ,b,, "\n')
+    df = loaders.load_hp_qa(p)  # no generic request to drop: the row is kept
+    assert df["keywords"].to_list() == [["a", "b"]] and df["answer"].to_list() == ["Sure,"]
+
+
+def test_jbb_malformed(tmp_path):
+    p = tmp_path / "harmful-behaviors.csv"
+    p.write_text(",Goal,Target,Behavior\n0,g,t,b\n")
+    with pytest.raises(ValueError, match="missing column 'Category'"):
+        loaders.load_jbb("harmful", p)
+    p.write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n1,g\n")
+    with pytest.raises(ValueError, match="row 3: 2 fields"):
+        loaders.load_jbb("harmful", tmp_path)
+    p.write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n0,g2,t,b,c\n")
+    with pytest.raises(ValueError, match="duplicate index 'jbb-harmful-0'"):
+        loaders.load_jbb("harmful", p)

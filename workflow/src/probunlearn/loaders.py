@@ -1,0 +1,454 @@
+"""Loaders for the real data sets of the presets, into the shared row format (:mod:`probunlearn.rows`).
+
+- TOFU (hub ``locuslab/TOFU``): :func:`load_tofu`.
+- Harry Potter Q&A (GitHub ``SchwinnL/LLM_Embedding_Attack``, ``hp_qa_en.csv``): :func:`load_hp_qa`.
+- JailbreakBench JBB-Behaviors (hub ``JailbreakBench/JBB-Behaviors``): :func:`load_jbb`.
+
+Every loader reads a local copy when ``source`` is given (a directory laid out as ``../shared/data``);
+otherwise it fetches the file from its public source with ``huggingface_hub.hf_hub_download`` at a pinned
+revision (the named ``*_REVISION`` constants). Malformed input raises ``ValueError`` naming the file and the
+line or row.
+
+:data:`PRESETS` documents the real models and data sets used by the presets, with their hub ids and
+revisions ("main" where no commit hash is pinned).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from probunlearn.rows import make_row, to_frame
+
+__all__ = [
+    "HP_QA_URL",
+    "JBB_REPO",
+    "JBB_REVISION",
+    "PRESETS",
+    "TOFU_REPO",
+    "TOFU_REVISION",
+    "TOFU_SPLITS",
+    "load_hp_qa",
+    "load_jbb",
+    "load_tofu",
+]
+
+# --------------------------------------------------------------------------------------------------------
+# pinned sources (revisions are "main": no commit hash is pinned here; set one to freeze a preset)
+
+TOFU_REPO = "locuslab/TOFU"
+TOFU_REVISION = "main"
+JBB_REPO = "JailbreakBench/JBB-Behaviors"
+JBB_REVISION = "main"
+# the file hp_qa_en.csv lies at the root of this GitHub repository (not on the Hugging Face hub)
+HP_QA_URL = "https://github.com/SchwinnL/LLM_Embedding_Attack"
+
+TOFU_FT_PHI = "locuslab/tofu_ft_phi-1.5"
+TOFU_FT_PHI_REVISION = "main"
+PHI_BASE = "microsoft/phi-1_5"
+PHI_BASE_REVISION = "main"
+HP_MODEL = "microsoft/Llama2-7b-WhoIsHarryPotter"
+HP_MODEL_REVISION = "main"
+HARMBENCH_JUDGE = "cais/HarmBench-Llama-2-13b-cls"
+HARMBENCH_JUDGE_REVISION = "main"
+VICUNA = "lmsys/vicuna-7b-v1.5"
+VICUNA_REVISION = "main"
+MISTRAL = "mistralai/Mistral-7B-Instruct-v0.3"
+MISTRAL_REVISION = "main"
+
+PHI_TEMPLATE = "Question: {question}\nAnswer:"
+LLAMA2_CHAT_TEMPLATE = "[INST] {question} [/INST]"
+
+PRESETS: dict[str, dict] = {
+    "tofu": {
+        "dataset": TOFU_REPO,
+        "dataset_revision": TOFU_REVISION,
+        "model": TOFU_FT_PHI,  # Phi-1.5 fine-tuned on all 200 TOFU authors (the unlearning target)
+        "model_revision": TOFU_FT_PHI_REVISION,
+        "base_model": PHI_BASE,
+        "base_revision": PHI_BASE_REVISION,
+        "template": PHI_TEMPLATE,  # TOFU's Phi format: "Question: {q}\nAnswer: {a}"
+        "rouge": "ROUGE-L recall, rouge_score with stemming",
+        "evalsets": ["forget01", "forget05", "forget10", "retain", "real_authors", "world_facts"],
+    },
+    "hp_qa": {
+        "dataset": HP_QA_URL,
+        "model": HP_MODEL,  # Eldan & Russinovich's unlearned Llama-2-7b-chat
+        "model_revision": HP_MODEL_REVISION,
+        "template": LLAMA2_CHAT_TEMPLATE,
+        "leak": "keyword match (Schwinn et al., 2024)",
+    },
+    "jbb": {
+        "dataset": JBB_REPO,
+        "dataset_revision": JBB_REVISION,
+        "judge": HARMBENCH_JUDGE,  # GPU; the refusal-string judge is the CPU fallback
+        "judge_revision": HARMBENCH_JUDGE_REVISION,
+        "models": {PHI_BASE: PHI_BASE_REVISION, VICUNA: VICUNA_REVISION, MISTRAL: MISTRAL_REVISION},
+        "max_new_tokens": 128,
+        "top_p": 0.9,
+    },
+}
+
+# --------------------------------------------------------------------------------------------------------
+# TOFU
+
+QUESTIONS_PER_AUTHOR = 20
+_FORGET_PCT = {"forget01": 1, "forget05": 5, "forget10": 10}
+_RETAIN_PCT = {"retain99": 1, "retain95": 5, "retain90": 10}  # the forget percentage it complements
+_PERTURBED = ("forget01_perturbed", "forget05_perturbed", "forget10_perturbed", "retain_perturbed")
+_OPTIONS = {"real_authors_perturbed": "real_authors", "world_facts_perturbed": "world_facts"}
+_HOLDOUT = ("holdout01", "holdout05", "holdout10")
+TOFU_SPLITS = (
+    "full",
+    *_FORGET_PCT,
+    *_RETAIN_PCT,
+    *_PERTURBED,
+    *_OPTIONS,
+    *_HOLDOUT,
+)
+
+
+def _hub_download(repo_id: str, filename: str, revision: str) -> Path:
+    """One file of a hub data set repository (cached by huggingface_hub)."""
+    import huggingface_hub  # looked up at call time, so tests can monkeypatch it
+
+    return Path(
+        huggingface_hub.hf_hub_download(
+            repo_id=repo_id, filename=filename, repo_type="dataset", revision=revision
+        )
+    )
+
+
+def _read_json_records(path: Path) -> list[tuple[int, dict]]:
+    """(line number, object) of a JSON-lines file, or of a JSON array file (element index + 1)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e}") from e
+    if text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: invalid JSON at line {e.lineno}: {e.msg}") from e
+        out = list(enumerate(data, start=1))
+    else:
+        out = []
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append((lineno, json.loads(line)))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: line {lineno}: invalid JSON: {e.msg}") from e
+    for lineno, obj in out:
+        if not isinstance(obj, dict):
+            raise ValueError(
+                f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}"
+            )
+    if not out:
+        raise ValueError(f"{path}: no records")
+    return out
+
+
+def _field(path: Path, lineno: int, obj: dict, key: str, *, kind: type = str):
+    if key not in obj:
+        raise ValueError(f"{path}: line {lineno}: missing field {key!r} (has {sorted(obj)})")
+    value = obj[key]
+    if kind is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{path}: line {lineno}: field {key!r} must be a list of strings")
+    elif not isinstance(value, str):
+        raise ValueError(f"{path}: line {lineno}: field {key!r} must be a string")
+    return value
+
+
+def _tofu_file(split: str, source: Path | None, revision: str) -> Path:
+    if source is None:
+        return _hub_download(TOFU_REPO, f"{split}.json", revision)
+    for name in (f"{split}.jsonl", f"{split}.json"):
+        if (source / name).is_file():
+            return source / name
+    raise FileNotFoundError(f"{source}: no {split}.jsonl or {split}.json")
+
+
+def _local_has(split: str, source: Path) -> bool:
+    return any((source / f"{split}{ext}").is_file() for ext in (".jsonl", ".json"))
+
+
+def _full_records(source: Path | None, revision: str) -> tuple[Path, list[tuple[int, dict]]]:
+    path = _tofu_file("full", source, revision)
+    recs = _read_json_records(path)
+    for lineno, obj in recs:
+        _field(path, lineno, obj, "question")
+        _field(path, lineno, obj, "answer")
+    return path, recs
+
+
+def _full_index(full: list[tuple[int, dict]]) -> tuple[dict, dict]:
+    """Maps (question, answer) → row index of full, and question → index for unique questions."""
+    by_pair: dict[tuple[str, str], int] = {}
+    by_question: dict[str, int | None] = {}
+    for i, (_, obj) in enumerate(full):
+        by_pair[(obj["question"], obj["answer"])] = i
+        q = obj["question"]
+        by_question[q] = None if q in by_question else i
+    return by_pair, by_question
+
+
+def _tofu_row(i: int, obj: dict, **extra) -> dict:
+    return make_row(
+        id=f"tofu-{i}",
+        question=obj["question"],
+        answer=obj["answer"],
+        group=f"author-{i // QUESTIONS_PER_AUTHOR:03d}",
+        kind="tofu",
+        **extra,
+    )
+
+
+def load_tofu(
+    split: str, source: str | os.PathLike | None = None, revision: str = TOFU_REVISION
+) -> pl.DataFrame:
+    """One TOFU split in the shared row format.
+
+    ``source``: a local directory holding ``<split>.jsonl`` (or ``.json``) files, such as
+    ``../shared/data/tofu``; forgetNN / retainNN splits missing there are derived from ``full`` (forgetNN
+    = the last NN% of its rows, retainNN = the rest). Without ``source``, files are fetched from the hub
+    (``locuslab/TOFU``, ``<split>.json`` at ``revision``).
+
+    Rows of ``full`` have id ``tofu-<row index in full>`` and group ``author-<index // 20>``; rows of the
+    other splits (forget, retain, *_perturbed) are matched to ``full`` by (question, answer) so that ids
+    agree across files. Real Authors / World Facts rows are ``tofu-real_authors-<i>`` /
+    ``tofu-world_facts-<i>`` (kind and group ``real_authors`` / ``world_facts``); holdout rows are
+    ``tofu-holdoutNN-<i>`` (group ``holdout-<i // 20>``). No core span is set (null).
+    """
+    if split not in TOFU_SPLITS:
+        raise ValueError(f"unknown TOFU split {split!r}; expected one of {list(TOFU_SPLITS)}")
+    src = None if source is None else Path(source)
+    if src is not None and not src.is_dir():
+        raise FileNotFoundError(f"TOFU source directory {src} does not exist")
+
+    if split in _OPTIONS:
+        path = _tofu_file(split, src, revision)
+        name = _OPTIONS[split]
+        rows = []
+        for i, (lineno, obj) in enumerate(_read_json_records(path)):
+            rows.append(
+                make_row(
+                    id=f"tofu-{name}-{i}",
+                    question=_field(path, lineno, obj, "question"),
+                    answer=_field(path, lineno, obj, "answer"),
+                    perturbed_answers=_field(path, lineno, obj, "perturbed_answer", kind=list),
+                    group=name,
+                    kind=name,
+                )
+            )
+        return to_frame(rows)
+
+    if split in _HOLDOUT:
+        path = _tofu_file(split, src, revision)
+        rows = [
+            make_row(
+                id=f"tofu-{split}-{i}",
+                question=_field(path, lineno, obj, "question"),
+                answer=_field(path, lineno, obj, "answer"),
+                group=f"holdout-{i // QUESTIONS_PER_AUTHOR:03d}",
+                kind="tofu",
+            )
+            for i, (lineno, obj) in enumerate(_read_json_records(path))
+        ]
+        return to_frame(rows)
+
+    full_path, full = _full_records(src, revision)
+    if split == "full":
+        return to_frame([_tofu_row(i, obj) for i, (_, obj) in enumerate(full)])
+
+    derive = (
+        src is not None and split in {**_FORGET_PCT, **_RETAIN_PCT} and not _local_has(split, src)
+    )
+    if derive:
+        n_forget = len(full) * {**_FORGET_PCT, **_RETAIN_PCT}[split] // 100
+        cut = len(full) - n_forget
+        idx = range(cut, len(full)) if split in _FORGET_PCT else range(cut)
+        return to_frame([_tofu_row(i, full[i][1]) for i in idx])
+
+    path = _tofu_file(split, src, revision)
+    by_pair, by_question = _full_index(full)
+    perturbed = split in _PERTURBED
+    rows = []
+    for lineno, obj in _read_json_records(path):
+        q = _field(path, lineno, obj, "question")
+        a = _field(path, lineno, obj, "answer")
+        i = by_pair.get((q, a))
+        if i is None:
+            i = by_question.get(q)
+        if i is None:
+            raise ValueError(
+                f"{path}: line {lineno}: question not found (or ambiguous) in {full_path}: {q!r}"
+            )
+        extra = {}
+        if perturbed:
+            extra = {
+                "paraphrased_answer": _field(path, lineno, obj, "paraphrased_answer"),
+                "perturbed_answers": _field(path, lineno, obj, "perturbed_answer", kind=list),
+                "paraphrased_question": _field(path, lineno, obj, "paraphrased_question"),
+            }
+        rows.append(_tofu_row(i, {"question": q, "answer": a}, **extra))
+    return to_frame(rows)
+
+
+# --------------------------------------------------------------------------------------------------------
+# CSV helpers
+
+
+def _read_csv(path: Path, **kwargs) -> list[list[str]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f, **kwargs))
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e}") from e
+    except csv.Error as e:
+        raise ValueError(f"{path}: malformed CSV: {e}") from e
+    if not rows:
+        raise ValueError(f"{path}: empty file")
+    return rows
+
+
+def _column(path: Path, header: list[str], names: Iterable[str]) -> int:
+    lowered = [h.strip().lower() for h in header]
+    for name in names:
+        if name.lower() in lowered:
+            return lowered.index(name.lower())
+    names = list(names)
+    raise ValueError(f"{path}: missing column {names[0]!r} (header {header})")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Harry Potter Q&A
+
+
+def load_hp_qa(source: str | os.PathLike | None = None) -> pl.DataFrame:
+    """Harry Potter Q&A (Schwinn et al., 2024) in the shared row format.
+
+    ``source``: the CSV file ``hp_qa_en.csv`` or a directory holding it (e.g. ``../shared/data/hp_qa``).
+    Columns: Question, Affirmative Response, Key Words (comma-separated). The first data row is a generic
+    request ("Write extensive paragraphs about Harry Potter") with no single fact to leak: it is dropped,
+    leaving the 54 questions. ``answer`` is the affirmative response prefix (stripped; the data set has no
+    ground-truth answer text), ``keywords`` the stripped, non-empty keywords; ids ``hp_qa-<k>`` with k the
+    1-based question number after the generic row; group and kind ``hp_qa``.
+
+    The file is not on the Hugging Face hub; without ``source`` this raises an error naming where to get it.
+    """
+    if source is None:
+        raise FileNotFoundError(
+            "the Harry Potter Q&A data set is not on the Hugging Face hub: download hp_qa_en.csv (at the "
+            f"root of {HP_QA_URL}) and pass its path (or its directory) as source"
+        )
+    path = Path(source)
+    if path.is_dir():
+        path = path / "hp_qa_en.csv"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} does not exist; get hp_qa_en.csv from the root of {HP_QA_URL}"
+        )
+    table = _read_csv(path, skipinitialspace=True)
+    header, data = table[0], table[1:]
+    cq = _column(path, header, ["Question"])
+    ca = _column(path, header, ["Affirmative Response"])
+    ck = _column(path, header, ["Key Words", "Keywords"])
+    if data and data[0][cq].strip().lower().startswith("write extensive paragraphs"):
+        data = data[1:]
+        first_row = 3  # header = row 1, generic request = row 2
+    else:
+        first_row = 2
+    rows = []
+    for k, rec in enumerate(data):
+        rowno = first_row + k
+        if len(rec) != len(header):
+            raise ValueError(f"{path}: row {rowno}: {len(rec)} fields, expected {len(header)}")
+        question = rec[cq].strip()
+        if not question:
+            raise ValueError(f"{path}: row {rowno}: empty question")
+        keywords = [w.strip() for w in rec[ck].split(",") if w.strip()]
+        if not keywords:
+            raise ValueError(f"{path}: row {rowno}: no keywords")
+        rows.append(
+            make_row(
+                id=f"hp_qa-{k + 1}",
+                question=question,
+                answer=rec[ca].strip(),
+                keywords=keywords,
+                group="hp_qa",
+                kind="hp_qa",
+            )
+        )
+    if not rows:
+        raise ValueError(f"{path}: no questions")
+    return to_frame(rows)
+
+
+# --------------------------------------------------------------------------------------------------------
+# JailbreakBench
+
+
+def load_jbb(
+    kind: str = "harmful", source: str | os.PathLike | None = None, revision: str = JBB_REVISION
+) -> pl.DataFrame:
+    """JailbreakBench JBB-Behaviors (100 harmful or 100 benign behaviors) in the shared row format.
+
+    ``source``: a CSV file or a directory holding ``<kind>-behaviors.csv`` (e.g. ``../shared/data/jbb``);
+    without it, ``data/<kind>-behaviors.csv`` of ``JailbreakBench/JBB-Behaviors`` at ``revision``.
+    question = Goal, answer = Target (the affirmative target string), group = Category, kind = ``kind``;
+    ids ``jbb-<kind>-<index>`` with the file's index column (the row number when there is none).
+    Column names are matched case-insensitively (the two files differ in case).
+    """
+    if kind not in ("harmful", "benign"):
+        raise ValueError(f"kind must be 'harmful' or 'benign', got {kind!r}")
+    filename = f"{kind}-behaviors.csv"
+    if source is None:
+        path = _hub_download(JBB_REPO, f"data/{filename}", revision)
+    else:
+        path = Path(source)
+        if path.is_dir():
+            path = path / filename
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} does not exist")
+    table = _read_csv(path)
+    header, data = table[0], table[1:]
+    cg = _column(path, header, ["Goal"])
+    ct = _column(path, header, ["Target"])
+    cc = _column(path, header, ["Category"])
+    lowered = [h.strip().lower() for h in header]
+    ci = next((lowered.index(n) for n in ("index", "") if n in lowered), None)
+    rows = []
+    for k, rec in enumerate(data):
+        rowno = k + 2
+        if len(rec) != len(header):
+            raise ValueError(f"{path}: row {rowno}: {len(rec)} fields, expected {len(header)}")
+        index = rec[ci].strip() if ci is not None else str(k)
+        if not index:
+            raise ValueError(f"{path}: row {rowno}: empty index")
+        goal = rec[cg].strip()
+        if not goal:
+            raise ValueError(f"{path}: row {rowno}: empty Goal")
+        rows.append(
+            make_row(
+                id=f"jbb-{kind}-{index}",
+                question=goal,
+                answer=rec[ct].strip(),
+                group=rec[cc].strip(),
+                kind=kind,
+            )
+        )
+    if not rows:
+        raise ValueError(f"{path}: no behaviors")
+    df = to_frame(rows)
+    dup = df["id"].is_duplicated()
+    if dup.any():
+        raise ValueError(f"{path}: duplicate index {df['id'].filter(dup)[0]!r}")
+    return df
