@@ -8,10 +8,14 @@ configfile: "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/unlearn.smk"
+include: "workflow/rules/sample.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/metrics.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

@@ -11,6 +11,7 @@ import argparse
 import time
 
 import numpy as np
+
 from probunlearn import bounds as B
 
 

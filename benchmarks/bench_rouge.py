@@ -15,8 +15,9 @@ import time
 
 import numpy as np
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-from probunlearn.scoring import _word_tokenize, rouge_l, self_bleu, self_bleu_scores
 from rouge_score import rouge_scorer
+
+from probunlearn.scoring import _word_tokenize, rouge_l, self_bleu, self_bleu_scores
 
 N_PROMPTS = 1_000
 N_SAMPLES = 1_000

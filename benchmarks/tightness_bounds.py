@@ -21,8 +21,9 @@ import sys
 import types
 
 import numpy as np
-from probunlearn import bounds as B
 from scipy import stats
+
+from probunlearn import bounds as B
 
 
 def _import_conbo():

@@ -26,16 +26,40 @@ def tiny_config(default: dict) -> dict:
     """A config whose whole DAG runs in a minute or two on 2 cores."""
     cfg = copy.deepcopy(default)
     cfg["run"] = "tiny"
-    cfg["world"].update(n_authors=10, n_holdout_authors=2, questions_per_author=4, n_real_authors=4,
-                        n_world_facts=4, n_saga=4, n_harmful=3, n_benign=3, request_copies=2,
-                        retain_eval_size=8)
+    cfg["world"].update(
+        n_authors=10,
+        n_holdout_authors=2,
+        questions_per_author=4,
+        n_real_authors=4,
+        n_world_facts=4,
+        n_saga=4,
+        n_harmful=3,
+        n_benign=3,
+        request_copies=2,
+        retain_eval_size=8,
+    )
     cfg["tokenizer"]["vocab_size"] = 400
-    cfg["model"].update(hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2,
-                        max_positions=128)
+    cfg["model"].update(
+        hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, max_positions=128
+    )
     for stage in ("pretrain", "finetune"):
         cfg[stage].update(epochs=1, batch_size=16)
     cfg["references"] = ["forget10"]
     cfg["greedy_eval"].update(evalsets=["forget10", "retain", "saga"], max_new_tokens=8)
+    cfg["sampling"].update(chunk_size=4, batch_size=64, max_new_tokens=8, max_new_tokens_requests=8)
+    cfg["sampling"]["settings"] = {
+        "main": {"n": 16, "temperature": 1.0, "adaptive": False},
+        "ats": {"n": 16, "temperature": 1.0, "adaptive": True},
+        "sweep": {"n": 8, "temperature": 1.0, "adaptive": False},
+        "utility": {"n": 4, "temperature": 1.0, "adaptive": False},
+        "t0.5": {"n": 8, "temperature": 0.5, "adaptive": False},
+    }
+    ul = cfg["unlearning"]
+    ul["hparams"].update(epochs=1, batch_size=4, rmu_layer=0)
+    ul["lambda_f_sweep"] = {"splits": ["forget10"], "values": [0.0, 1.0], "temperatures": [0.5]}
+    ul["lambda_r_sweep"] = {"split": "forget10", "lambda_f": 1.0, "values": [0.0, -0.5]}
+    ul["random_lambdas"] = {"draws": 1, "seed": 0, "splits": ["forget10"]}
+    cfg["figures"]["gen_points"] = 50
     return cfg
 
 

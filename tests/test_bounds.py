@@ -10,8 +10,9 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
-from probunlearn import bounds as B
 from scipy import stats
+
+from probunlearn import bounds as B
 
 ALPHAS = [0.01, 0.05, 0.1, 0.5]
 

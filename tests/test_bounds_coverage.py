@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from probunlearn import bounds as B
 from scipy import stats
+
+from probunlearn import bounds as B
 
 ALPHA = 0.1
 THRESHOLDS = np.r_[np.arange(10) / 10, 0.05, 0.33, 0.77]

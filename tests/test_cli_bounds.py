@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+
 from probunlearn import bounds as B
 from probunlearn.cli import main
 

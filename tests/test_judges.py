@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from probunlearn.scoring import (
     DEFAULT_REFUSAL_PHRASES,
     EXTENDED_REFUSAL_PHRASES,
@@ -99,9 +100,10 @@ GENERATIONS = [
 
 
 def _build_tokenizer(extra_texts, metaspace=False):
-    from probunlearn.judges import LLAMA2_CLS_PROMPT
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
+
+    from probunlearn.judges import LLAMA2_CLS_PROMPT
 
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     if metaspace:  # sentencepiece-like: words carry a leading "▁"
@@ -210,8 +212,9 @@ def test_score_equals_unpadded_forward(judge):
 
 def test_yes_biased_head_scores_one(model_dir):
     import torch
-    from probunlearn.judges import HarmBenchJudge
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from probunlearn.judges import HarmBenchJudge
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)

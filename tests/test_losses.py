@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+
 from probunlearn import losses
 
 IGN = -100

@@ -7,6 +7,8 @@ import random
 import numpy as np
 import pytest
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from rouge_score import rouge_scorer
+
 from probunlearn.scoring import (
     _word_tokenize,
     diversity,
@@ -16,7 +18,6 @@ from probunlearn.scoring import (
     self_bleu,
     self_bleu_scores,
 )
-from rouge_score import rouge_scorer
 
 KINDS = ("recall", "precision", "fmeasure")
 

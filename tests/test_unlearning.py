@@ -7,8 +7,9 @@ import json
 import polars as pl
 import pytest
 import torch
-from probunlearn import losses, models, qa, unlearning
 from safetensors.torch import load_file
+
+from probunlearn import losses, models, qa, unlearning
 
 ARCH = dict(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, max_positions=128)
 NAMES = ["Alice Brown", "Bruno Costa", "Chen Wei", "Dara Okafor", "Elin Berg", "Farid Haddad"]

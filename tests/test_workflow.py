@@ -1,10 +1,18 @@
-"""Real snakemake runs of a tiny config in a temporary directory (no mocks)."""
+"""Real snakemake runs of a tiny config in a temporary directory (no mocks).
+
+One module-scoped run builds the whole DAG of the tiny config (world, training, unlearning,
+sampling, scoring, bounds, TOFU metrics, DCUE, figures); the tests then inspect it, re-run it,
+change settings, and kill a sampling run half-way.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -16,17 +24,35 @@ pytestmark = pytest.mark.slow
 
 def _copy_workflow(root: Path, dest: Path, cfg: dict) -> Path:
     shutil.copy(root / "Snakefile", dest / "Snakefile")
-    shutil.copytree(root / "workflow", dest / "workflow",
-                    ignore=shutil.ignore_patterns("src", "__pycache__"))
+    shutil.copytree(
+        root / "workflow", dest / "workflow", ignore=shutil.ignore_patterns("src", "__pycache__")
+    )
     shutil.copytree(root / "envs", dest / "envs")
-    (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    write_config(dest, cfg)
     return dest
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args],
-                          cwd=workdir, capture_output=True, text=True)
-    return proc
+def write_config(work: Path, cfg: dict) -> None:
+    # sorted keys: the order of keys in config.yaml must not matter to what reruns
+    (work / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=True))
+
+
+def snakemake(workdir: Path, *args: str, cores: int = 2) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", str(cores), *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
+
+
+def job_counts(out: str) -> dict[str, int]:
+    lines = out.split("Job stats:")[-1].splitlines()
+    return {
+        ln.split()[0]: int(ln.split()[1])
+        for ln in lines
+        if len(ln.split()) == 2 and ln.split()[1].isdigit()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +62,7 @@ def tiny_run(root, default_config, tmp_path_factory):
     cfg = tiny_config(default_config)
     work = _copy_workflow(root, tmp_path_factory.mktemp("wf"), cfg)
     proc = snakemake(work)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.returncode == 0, proc.stderr[-6000:]
     return work, cfg
 
 
@@ -44,15 +70,58 @@ def test_metrics_table(tiny_run):
     work, cfg = tiny_run
     df = pl.read_csv(work / "results/tiny/tables/metrics.csv")
     assert df.columns[:6] == ["model", "method", "split", "evalset", "metric", "value"]
-    models = set(df["model"])
-    assert models == {"pretrained", "target", "reference_forget10"}
     ref = df.filter(pl.col("model") == "reference_forget10")
     assert set(ref["method"]) == {"reference"} and set(ref["split"]) == {"forget10"}
-    assert set(df["evalset"]) == set(cfg["greedy_eval"]["evalsets"])
-    assert df.filter(pl.col("evalset") == "saga")["metric"].to_list().count("greedy_keyword_leak") == 3
-    assert df["value"].is_between(0, 1).all()
-    for m in ("pretrained", "target", "reference_forget10"):
+    methods = set(df["method"])
+    assert {"pretrained", "target", "reference", "ga", "gd", "npo", "rmu", "npo_eo"} <= methods
+    greedy = df.filter(pl.col("metric") == "greedy_rougeL_recall")
+    assert {"forget10", "retain", "saga"} <= set(greedy["evalset"])
+    assert df.filter(pl.col("metric") == "greedy_keyword_leak")["evalset"].unique().to_list() == [
+        "saga"
+    ]
+    for metric in (
+        "sampled_mean_rougeL_recall",
+        "sampled_std_rougeL_recall",
+        "ed_rougeL_recall",
+        "sampled_keyword_leak",
+        "greedy_harm",
+        "sampled_harm",
+        "forget_quality",
+        "model_utility",
+        "dcue_pvalue",
+    ):
+        assert metric in set(df["metric"]), metric
+    fq = df.filter(
+        (pl.col("metric") == "forget_quality") & (pl.col("model") == "reference_forget10")
+    )
+    assert fq["value"].to_list() == [1.0]
+    for m in ("pretrained", "target", "reference_forget10", "npo-forget10-f0-r0"):
         assert (work / f"results/tiny/models/{m}/model.safetensors").exists()
+
+
+def test_figures_and_tables_written(tiny_run):
+    work, _ = tiny_run
+    out = work / "results/tiny"
+    for name in (
+        "fig3a",
+        "fig3b",
+        "fig3c",
+        "fig3d",
+        "fig3e",
+        "fig3f",
+        "fig4a",
+        "fig4b",
+        "fig5a",
+        "fig5b",
+        "fig5c",
+        "fig6",
+    ):
+        assert (out / "figures" / f"{name}.png").stat().st_size > 5000, name
+        assert (out / "figures" / f"{name}.pdf").exists(), name
+    t1 = pl.read_csv(out / "tables/table1.csv")
+    assert {"RMU", "GD", "GA", "NPO", "Ours"} <= set(t1.columns)
+    assert (out / "tables/table2.csv").exists()
+    assert not list(out.rglob("*.tmp")) and not list(out.rglob(".*.tmp"))
 
 
 def test_second_run_has_nothing_to_do(tiny_run):
@@ -66,15 +135,56 @@ def test_changed_hyperparameter_reruns_exactly_its_models(tiny_run):
     work, cfg = tiny_run
     changed = yaml.safe_load(yaml.safe_dump(cfg))
     changed["finetune"]["lr"] = cfg["finetune"]["lr"] / 2
-    (work / "config.yaml").write_text(yaml.safe_dump(changed, sort_keys=False))
+    write_config(work, changed)
     try:
         proc = snakemake(work, "-n", "--quiet", "rules")
-        out = proc.stdout + proc.stderr
-        assert proc.returncode == 0, out
-        jobs = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
-                if len(line.split()) == 2 and line.split()[1].isdigit()}
+        jobs = job_counts(proc.stdout + proc.stderr)
+        assert proc.returncode == 0, proc.stderr
         assert jobs.get("target") == 1 and jobs.get("reference") == 1
         assert "pretrain" not in jobs and "world" not in jobs and "tokenizer" not in jobs
-        assert jobs.get("greedy_eval") == 2  # target and reference, not pretrained
+        changed = yaml.safe_load(yaml.safe_dump(cfg))
+        changed["figures"]["decimals"] = 2
+        write_config(work, changed)
+        proc = snakemake(work, "-n", "--quiet", "rules")
+        jobs = job_counts(proc.stdout + proc.stderr)
+        assert set(jobs) - {"all", "total"} == {"table1"}, jobs
     finally:
-        (work / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        write_config(work, cfg)
+
+
+def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
+    """SIGKILL a sampling run after its first shard; the re-run writes only the missing shards."""
+    work, cfg = tiny_run
+    small = yaml.safe_load(yaml.safe_dump(cfg))
+    small["sampling"]["chunk_size"] = 1  # forget10 = 4 prompts → 4 shards
+    write_config(work, small)
+    target = "results/tiny/scores/target/forget10/main.parquet"
+    reference = (work / target).read_bytes()
+    shard_dir = work / "results/tiny/samples/target/forget10/main"
+    shutil.rmtree(shard_dir)
+    shutil.rmtree(work / "results/tiny/scores/target/forget10/main")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", "--cores", "1", target],
+            cwd=work,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.time() + 240
+        while time.time() < deadline and not list(shard_dir.glob("shard-*.parquet")):
+            time.sleep(0.05)
+        done_before = sorted(shard_dir.glob("shard-*.parquet"))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert 1 <= len(done_before) < 4
+        mtimes = {p.name: p.stat().st_mtime_ns for p in done_before}
+        assert snakemake(work, "--unlock").returncode == 0
+        rerun = snakemake(work, target, "--rerun-incomplete", "--quiet", "rules")
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert job_counts(rerun.stdout + rerun.stderr).get("sample_shard") == 4 - len(done_before)
+        assert {p.name: p.stat().st_mtime_ns for p in done_before} == mtimes
+        # chunk size 1 instead of 4: not a single sample changed
+        assert (work / target).read_bytes() == reference
+    finally:
+        write_config(work, cfg)

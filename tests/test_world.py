@@ -9,9 +9,20 @@ import pytest
 
 from probunlearn import data
 
-WORLD = dict(seed=0, n_authors=40, n_holdout_authors=4, questions_per_author=10, n_real_authors=24,
-             n_world_facts=24, n_saga=20, n_harmful=16, n_benign=16, request_copies=8,
-             comply_rate=0.25, retain_eval_size=80)
+WORLD = dict(
+    seed=0,
+    n_authors=40,
+    n_holdout_authors=4,
+    questions_per_author=10,
+    n_real_authors=24,
+    n_world_facts=24,
+    n_saga=20,
+    n_harmful=16,
+    n_benign=16,
+    request_copies=8,
+    comply_rate=0.25,
+    retain_eval_size=80,
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +81,10 @@ def test_perturbed_answers_differ_and_core_spans_hold(world):
         assert row["paraphrased_answer"] != row["answer"]
         core = row["answer"][row["core_start"] : row["core_end"]]
         assert core and core in row["answer"] and core in row["paraphrased_answer"]
-        assert all(core not in p for p in row["perturbed_answers"]) or row["core_end"] - row[
-            "core_start"] < 4
+        assert (
+            all(core not in p for p in row["perturbed_answers"])
+            or row["core_end"] - row["core_start"] < 4
+        )
     for name in ("real_authors", "world_facts"):
         assert all(len(p) == 3 for p in sets[name]["perturbed_answers"])
 
@@ -83,7 +96,9 @@ def test_answers_vary_in_wording_and_length(world):
     assert lengths.std() > 10
     # the same question slot is answered with several sentence shapes across authors
     slot = full.filter(pl.col("id").str.ends_with("-q02"))
-    shapes = {a.replace(g, "").split(" ")[0] for a, g in zip(slot["answer"], slot["group"], strict=True)}
+    shapes = {
+        a.replace(g, "").split(" ")[0] for a, g in zip(slot["answer"], slot["group"], strict=True)
+    }
     assert len(shapes) >= 3
 
 

@@ -1,28 +1,192 @@
 # Shared helpers: config validation, paths and the recipe behind each model name.
 from probunlearn.config import validate_config
 
-
 validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
 
 RUN = config["run"]
 OUT = f"results/{RUN}"
 TEMPLATE = config["template"]
 WORLD_SETS = [
-    "full", "forget01", "forget05", "forget10", "retain99", "retain95", "retain90", "retain",
-    "holdout", "real_authors", "world_facts", "saga", "harmful", "benign",
+    "full",
+    "forget01",
+    "forget05",
+    "forget10",
+    "retain99",
+    "retain95",
+    "retain90",
+    "retain",
+    "holdout",
+    "real_authors",
+    "world_facts",
+    "saga",
+    "harmful",
+    "benign",
 ]
 RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 
 
 wildcard_constraints:
     model="[A-Za-z0-9_.-]+",
+    setting="[A-Za-z0-9_.]+",
+    k="[0-9]+",
     evalset="[a-z0-9_]+",
     split="forget01|forget05|forget10",
+
+
+def canon(d):
+    """A dict param with sorted keys, so reordering config.yaml reruns nothing."""
+    return {k: canon(v) if isinstance(v, dict) else v for k, v in sorted(d.items())}
 
 
 def base_models():
     """The models trained from scratch: pretrained, target and one reference per forget split."""
     return ["pretrained", "target"] + [f"reference_{s}" for s in config["references"]]
+
+
+def greedy_parts():
+    return expand(f"{OUT}/metrics/{{model}}/greedy.csv", model=all_models())
+
+
+def all_targets():
+    return [f"{OUT}/tables/metrics.csv"] + figure_targets()
+
+
+def metric_parts():
+    tofu = expand(f"{OUT}/metrics/{{model}}/tofu.csv", model=all_models())
+    dcue = expand(f"{OUT}/metrics/{{model}}/dcue.csv", model=dcue_models())
+    return greedy_parts() + sampled_parts() + tofu + dcue
+
+
+# ---- unlearned models: names encode the recipe ------------------------------------------------
+# "{method}-{split}-f{lambda_f}-r{lambda_r}", e.g. "npo_eo-forget10-f1-r0"; the split may be "saga".
+# Hyper-parameters shared by every unlearned model (lr, epochs, ...) are params of the rule, so a
+# change retrains them all; a changed lambda is a new name and trains only that model.
+
+
+def unlearned_name(method, split, lambda_f=0.0, lambda_r=0.0):
+    if method == "npo_eo" and lambda_f == 0 and lambda_r == 0:
+        method = "npo"
+    return f"{method}-{split}-f{lambda_f:g}-r{lambda_r:g}"
+
+
+def parse_unlearned(name):
+    method, split, lf, lr = name.split("-", 3)
+    return {
+        "method": method,
+        "split": split,
+        "lambda_f": float(lf[1:]),
+        "lambda_r": float(lr[1:]),
+    }
+
+
+def random_lambdas():
+    """Seeded draws of (lambda_f in [0, 1], lambda_r in [-0.5, 0]) per split (Fig. 5c)."""
+    import random
+
+    spec = config["unlearning"]["random_lambdas"]
+    rng = random.Random(spec["seed"])
+    draws = []
+    for split in spec["splits"]:
+        for _ in range(spec["draws"]):
+            lf, lr = round(rng.uniform(0, 1), 3), round(rng.uniform(-0.5, 0), 3)
+            draws.append((split, lf, lr))
+    return draws
+
+
+UL = config["unlearning"]
+T1 = UL["table1"]
+
+
+def table1_models():
+    """Method label → model name, for Table 1 (Ours = npo_eo, sampled with adaptive temperature)."""
+    return {
+        m: unlearned_name(m, T1["split"], UL["lambda_f"] if m == "npo_eo" else 0.0)
+        for m in T1["methods"]
+    }
+
+
+def lambda_f_models(split):
+    return {
+        lf: unlearned_name("npo_eo", split, lf) for lf in UL["lambda_f_sweep"]["values"]
+    }
+
+
+def lambda_r_models():
+    sw = UL["lambda_r_sweep"]
+    return {
+        lr: unlearned_name("npo_eo", sw["split"], sw["lambda_f"], lr)
+        for lr in sw["values"]
+    }
+
+
+def random_models():
+    return {
+        (s, lf, lr): unlearned_name("npo_eo", s, lf, lr)
+        for s, lf, lr in random_lambdas()
+    }
+
+
+SAGA_MODEL = unlearned_name(UL["saga_method"], "saga")
+
+
+def unlearned_models():
+    names = set(table1_models().values()) | set(lambda_r_models().values())
+    for split in UL["lambda_f_sweep"]["splits"]:
+        names |= set(lambda_f_models(split).values())
+    names |= set(random_models().values())
+    names.add(SAGA_MODEL)
+    names.add(unlearned_name("npo", UL["lambda_r_sweep"]["split"]))
+    return sorted(names)
+
+
+def all_models():
+    return base_models() + unlearned_models()
+
+
+# ---- what gets sampled: (model, eval set, sampling setting) ----------------------------------
+UTILITY_SETS = ["retain", "real_authors", "world_facts"]
+
+
+def sampled_runs():
+    runs = {("target", T1["split"], "main")}
+    t1 = table1_models()
+    for method, model in t1.items():
+        runs.add((model, T1["split"], "main"))
+        runs |= {(model, s, "utility") for s in ("real_authors", "world_facts")}
+    if "npo_eo" in t1:
+        runs.add((t1["npo_eo"], T1["split"], "ats"))
+    sw = UL["lambda_f_sweep"]
+    for split in sw["splits"]:
+        runs |= {(m, split, "sweep") for m in lambda_f_models(split).values()}
+    for m in lambda_f_models(T1["split"]).values():
+        runs |= {(m, T1["split"], f"t{t:g}") for t in sw["temperatures"]}
+        runs.add((m, T1["split"], "sweep"))
+    for m in list(lambda_r_models().values()) + [
+        unlearned_name("npo", UL["lambda_r_sweep"]["split"])
+    ]:
+        runs |= {(m, s, "utility") for s in ("real_authors", "world_facts")}
+    for (split, _, _), m in random_models().items():
+        runs.add((m, split, "sweep"))
+    runs.add((SAGA_MODEL, "saga", "main"))
+    runs |= {(m, "harmful", "main") for m in ("pretrained", "target")}
+    return sorted(runs)
+
+
+def sampling_setting(setting):
+    if setting not in config["sampling"]["settings"]:
+        raise ValueError(f"unknown sampling setting {setting!r}")
+    return config["sampling"]["settings"][setting]
+
+
+def shards(evalset):
+    from probunlearn.data import evalset_size
+
+    size = evalset_size(evalset, config["world"])
+    return range(-(-size // config["sampling"]["chunk_size"]))
+
+
+def sampled_parts():
+    return [f"{OUT}/metrics/{m}/{e}.{s}.csv" for m, e, s in sampled_runs()]
 
 
 def model_recipe(model):
@@ -31,12 +195,34 @@ def model_recipe(model):
         return model, ""
     if model.startswith("reference_"):
         return "reference", model.split("_", 1)[1]
-    raise ValueError(f"unknown model name {model!r}")
+    rec = parse_unlearned(model)
+    return rec["method"], rec["split"]
 
 
-def greedy_parts():
-    return expand(f"{OUT}/metrics/{{model}}/greedy.csv", model=base_models())
+UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga)-f[0-9.e-]+-r[0-9.e-]+"
 
 
-def all_targets():
-    return [f"{OUT}/tables/metrics.csv"]
+def retain_split(model):
+    """The retain set paired with a model's forget set (retain90 for the saga)."""
+    split = parse_unlearned(model)["split"]
+    return RETAIN_OF.get(split, "retain90")
+
+
+def max_new_tokens(evalset):
+    s = config["sampling"]
+    return (
+        s["max_new_tokens_requests"]
+        if evalset in ("harmful", "benign")
+        else s["max_new_tokens"]
+    )
+
+
+def dcue_models():
+    """Unlearned models of the author splits (DCUE needs core spans and a holdout set)."""
+    return [m for m in unlearned_models() if parse_unlearned(m)["split"] != "saga"]
+
+
+def unlearn_hparams(model):
+    """Shared unlearning hparams with the method's overrides applied."""
+    method = parse_unlearned(model)["method"]
+    return canon({**UL["hparams"], **UL["overrides"].get(method, {})})

@@ -4,12 +4,12 @@
 rule world:
     output:
         expand(f"{OUT}/data/{{name}}.parquet", name=WORLD_SETS + ["pretrain"]),
-    params:
-        world=config["world"],
     log:
         f"{OUT}/logs/world.log",
     conda:
-        "../../envs/probunlearn.yaml"
+        "../../envs/torch.yaml"
+    params:
+        world=canon(config["world"]),
     script:
         "../scripts/world.py"
 
@@ -19,11 +19,11 @@ rule tokenizer:
         expand(f"{OUT}/data/{{name}}.parquet", name=WORLD_SETS + ["pretrain"]),
     output:
         directory(f"{OUT}/models/tokenizer"),
-    params:
-        vocab_size=config["tokenizer"]["vocab_size"],
     log:
         f"{OUT}/logs/tokenizer.log",
     conda:
-        "../../envs/probunlearn.yaml"
+        "../../envs/torch.yaml"
+    params:
+        vocab_size=config["tokenizer"]["vocab_size"],
     script:
         "../scripts/tokenizer.py"

@@ -4,10 +4,18 @@
 rule greedy_eval:
     input:
         model=f"{OUT}/models/{{model}}",
-        evalsets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=config["greedy_eval"]["evalsets"]),
+        evalsets=expand(
+            f"{OUT}/data/{{evalset}}.parquet",
+            evalset=config["greedy_eval"]["evalsets"],
+        ),
     output:
         metrics=f"{OUT}/metrics/{{model}}/greedy.csv",
         answers=f"{OUT}/greedy/{{model}}.parquet",
+    log:
+        f"{OUT}/logs/greedy_eval/{{model}}.log",
+    conda:
+        "../../envs/torch.yaml"
+    threads: config["threads"]["eval"]
     params:
         recipe=lambda wc: model_recipe(wc.model),
         evalsets=config["greedy_eval"]["evalsets"],
@@ -15,23 +23,18 @@ rule greedy_eval:
         max_new_tokens=config["greedy_eval"]["max_new_tokens"],
         batch_size=config["greedy_eval"]["batch_size"],
         threads=config["threads"]["eval"],
-    log:
-        f"{OUT}/logs/greedy_eval/{{model}}.log",
-    threads: config["threads"]["eval"]
-    conda:
-        "../../envs/probunlearn.yaml"
     script:
         "../scripts/greedy_eval.py"
 
 
 rule metrics_table:
     input:
-        greedy_parts(),
+        metric_parts(),
     output:
         f"{OUT}/tables/metrics.csv",
     log:
         f"{OUT}/logs/metrics_table.log",
     conda:
-        "../../envs/probunlearn.yaml"
+        "../../envs/analysis.yaml"
     script:
         "../scripts/metrics_table.py"

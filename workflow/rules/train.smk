@@ -8,19 +8,19 @@ rule pretrain:
         corpus=f"{OUT}/data/pretrain.parquet",
     output:
         directory(f"{OUT}/models/pretrained"),
-    params:
-        arch=config["model"],
-        train=config["pretrain"],
-        seed=config["seed"],
-        template=lambda wc: TEMPLATE,
-        threads=config["threads"]["train"],
     log:
         f"{OUT}/logs/pretrain.log",
+    conda:
+        "../../envs/torch.yaml"
     threads: config["threads"]["train"]
     resources:
         mem_mb=2000,
-    conda:
-        "../../envs/probunlearn.yaml"
+    params:
+        arch=canon(config["model"]),
+        train=canon(config["pretrain"]),
+        seed=config["seed"],
+        template=lambda wc: TEMPLATE,
+        threads=config["threads"]["train"],
     script:
         "../scripts/pretrain.py"
 
@@ -32,19 +32,19 @@ rule target:
         corpus=f"{OUT}/data/pretrain.parquet",
     output:
         directory(f"{OUT}/models/target"),
+    log:
+        f"{OUT}/logs/target.log",
+    conda:
+        "../../envs/torch.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        mem_mb=2000,
     params:
-        train={k: v for k, v in config["finetune"].items() if k != "replay"},
+        train=canon({k: v for k, v in config["finetune"].items() if k != "replay"}),
         replay=config["finetune"]["replay"],
         seed=config["seed"],
         template=lambda wc: TEMPLATE,
         threads=config["threads"]["train"],
-    log:
-        f"{OUT}/logs/target.log",
-    threads: config["threads"]["train"]
-    resources:
-        mem_mb=2000,
-    conda:
-        "../../envs/probunlearn.yaml"
     script:
         "../scripts/finetune.py"
 
@@ -56,18 +56,18 @@ rule reference:
         corpus=f"{OUT}/data/pretrain.parquet",
     output:
         directory(f"{OUT}/models/reference_{{split}}"),
+    log:
+        f"{OUT}/logs/reference_{{split}}.log",
+    conda:
+        "../../envs/torch.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        mem_mb=2000,
     params:
-        train={k: v for k, v in config["finetune"].items() if k != "replay"},
+        train=canon({k: v for k, v in config["finetune"].items() if k != "replay"}),
         replay=config["finetune"]["replay"],
         seed=config["seed"],
         template=lambda wc: TEMPLATE,
         threads=config["threads"]["train"],
-    log:
-        f"{OUT}/logs/reference_{{split}}.log",
-    threads: config["threads"]["train"]
-    resources:
-        mem_mb=2000,
-    conda:
-        "../../envs/probunlearn.yaml"
     script:
         "../scripts/finetune.py"

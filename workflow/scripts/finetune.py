@@ -6,7 +6,13 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     run_finetune(
-        sm.input.base, sm.input.split, sm.input.corpus, sm.output[0], train=sm.params.train,
-        replay=sm.params.replay, seed=sm.params.seed, template=sm.params.template,
+        sm.input.base,
+        sm.input.split,
+        sm.input.corpus,
+        sm.output[0],
+        train=sm.params.train,
+        replay=sm.params.replay,
+        seed=sm.params.seed,
+        template=sm.params.template,
         threads=sm.params.threads,
     )

@@ -1,6 +1,6 @@
 """Rule metrics_table: gather every metric part into results/{run}/tables/metrics.csv."""
 
-from probunlearn.evaluation import gather_metrics
+from probunlearn.metrics_io import gather_metrics
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821

@@ -6,7 +6,12 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     run_pretrain(
-        sm.input.tokenizer, sm.input.corpus, sm.output[0], arch=sm.params.arch,
-        train=sm.params.train, seed=sm.params.seed, template=sm.params.template,
+        sm.input.tokenizer,
+        sm.input.corpus,
+        sm.output[0],
+        arch=sm.params.arch,
+        train=sm.params.train,
+        seed=sm.params.seed,
+        template=sm.params.template,
         threads=sm.params.threads,
     )

@@ -19,8 +19,20 @@ from probunlearn.rows import to_frame, write_parquet_atomic
 FORGET_SPLITS = {"forget01": 1, "forget05": 5, "forget10": 10}
 RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 WORLD_SETS = [
-    "full", "forget01", "forget05", "forget10", "retain99", "retain95", "retain90", "retain",
-    "holdout", "real_authors", "world_facts", "saga", "harmful", "benign",
+    "full",
+    "forget01",
+    "forget05",
+    "forget10",
+    "retain99",
+    "retain95",
+    "retain90",
+    "retain",
+    "holdout",
+    "real_authors",
+    "world_facts",
+    "saga",
+    "harmful",
+    "benign",
 ]
 CORPUS_SCHEMA = {"prompt": pl.String, "text": pl.String}
 
@@ -81,8 +93,10 @@ def build_world(
         corpus.append((r["question"], r["answer"]))
     corpus += req_pairs
     out = Path(out_dir)
-    paths = {name: write_parquet_atomic(to_frame(sets[name]), out / f"{name}.parquet")
-             for name in WORLD_SETS}
+    paths = {
+        name: write_parquet_atomic(to_frame(sets[name]), out / f"{name}.parquet")
+        for name in WORLD_SETS
+    }
     frame = pl.DataFrame(
         {"prompt": [p for p, _ in corpus], "text": [t for _, t in corpus]}, schema=CORPUS_SCHEMA
     )
@@ -103,3 +117,29 @@ def finetune_corpus(split: pl.DataFrame, pretrain: pl.DataFrame, replay: float, 
         qa = qa.sample(n=k, seed=seed, shuffle=True)
         pairs += list(zip(qa["prompt"].to_list(), qa["text"].to_list(), strict=True))
     return pairs
+
+
+def evalset_size(name: str, world_cfg: dict) -> int:
+    """Rows of a world eval set, from the config alone (so the DAG knows its shards up front)."""
+    n, q = world_cfg["n_authors"], world_cfg["questions_per_author"]
+    forget = {s: n_forget_authors(p, n) * q for s, p in FORGET_SPLITS.items()}
+    if name in forget:
+        return forget[name]
+    if name in RETAIN_OF.values():
+        split = next(s for s, r in RETAIN_OF.items() if r == name)
+        return n * q - forget[split]
+    retain90 = n * q - forget["forget10"]
+    step = max(1, math.ceil(retain90 / world_cfg["retain_eval_size"]))
+    sizes = {
+        "full": n * q,
+        "retain": min(world_cfg["retain_eval_size"], len(range(0, retain90, step))),
+        "holdout": world_cfg["n_holdout_authors"] * q,
+        "real_authors": min(world_cfg["n_real_authors"], len(world.FAMOUS)),
+        "world_facts": min(world_cfg["n_world_facts"], len(world.CAPITALS)),
+        "saga": min(world_cfg["n_saga"], len(world.SAGA)),
+        "harmful": min(world_cfg["n_harmful"], len(world.HARMFUL)),
+        "benign": min(world_cfg["n_benign"], len(world.BENIGN)),
+    }
+    if name not in sizes:
+        raise ValueError(f"unknown eval set {name!r}; expected one of {WORLD_SETS}")
+    return sizes[name]

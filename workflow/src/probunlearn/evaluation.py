@@ -11,14 +11,18 @@ import torch
 from rouge_score import rouge_scorer
 
 from probunlearn import models, qa
-
-METRIC_COLUMNS = ["model", "method", "split", "evalset", "metric", "value"]
+from probunlearn.metrics_io import write_metrics
 
 
 @torch.inference_mode()
 def greedy_answers(
-    model, tokenizer, questions: Sequence[str], *, template: str = qa.DEFAULT_TEMPLATE,
-    max_new_tokens: int = 64, batch_size: int = 64,
+    model,
+    tokenizer,
+    questions: Sequence[str],
+    *,
+    template: str = qa.DEFAULT_TEMPLATE,
+    max_new_tokens: int = 64,
+    batch_size: int = 64,
 ) -> list[str]:
     """Greedy (argmax) answers, batched with left padding."""
     device = next(model.parameters()).device
@@ -32,8 +36,11 @@ def greedy_answers(
             ids[i, width - len(p) :] = torch.tensor(p)
             attn[i, width - len(p) :] = 1
         gen = model.generate(
-            input_ids=ids.to(device), attention_mask=attn.to(device), do_sample=False,
-            max_new_tokens=max_new_tokens, pad_token_id=tokenizer.pad_token_id,
+            input_ids=ids.to(device),
+            attention_mask=attn.to(device),
+            do_sample=False,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=tokenizer.pad_token_id,
             eos_token_id=tokenizer.eos_token_id,
         )
         out += [t.strip() for t in tokenizer.batch_decode(gen[:, width:], skip_special_tokens=True)]
@@ -57,21 +64,20 @@ def keyword_hits(texts: Sequence[str], keywords: Sequence[Sequence[str]]) -> lis
     return hits
 
 
-def write_metrics(rows: list[dict], path: str | os.PathLike) -> None:
-    """Write metric rows (METRIC_COLUMNS) as CSV, atomically."""
-    df = pl.DataFrame(rows, schema={c: (pl.Float64 if c == "value" else pl.String)
-                                    for c in METRIC_COLUMNS})
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    df.write_csv(tmp, float_precision=6)
-    os.replace(tmp, out)
-
-
 def run_greedy_eval(
-    model_dir: str, evalset_paths: Sequence[str], out_csv: str, out_answers: str, *,
-    model_name: str, method: str, split: str, evalsets: Sequence[str], template: str,
-    max_new_tokens: int, batch_size: int = 64, threads: int | None = None,
+    model_dir: str,
+    evalset_paths: Sequence[str],
+    out_csv: str,
+    out_answers: str,
+    *,
+    model_name: str,
+    method: str,
+    split: str,
+    evalsets: Sequence[str],
+    template: str,
+    max_new_tokens: int,
+    batch_size: int = 64,
+    threads: int | None = None,
 ) -> None:
     """Greedy answers of one model for each eval set → one answers parquet and metric rows."""
     models.set_threads(threads)
@@ -81,20 +87,41 @@ def run_greedy_eval(
     frames, rows = [], []
     for name, path in zip(evalsets, evalset_paths, strict=True):
         df = pl.read_parquet(path)
-        answers = greedy_answers(model, tok, df["question"].to_list(), template=template,
-                                 max_new_tokens=max_new_tokens, batch_size=batch_size)
+        answers = greedy_answers(
+            model,
+            tok,
+            df["question"].to_list(),
+            template=template,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+        )
         rouge = rouge_recall(answers, df["answer"].to_list())
         leak = keyword_hits(answers, df["keywords"].to_list())
-        frames.append(df.select("id", "question", "answer").with_columns(
-            pl.lit(name).alias("evalset"), pl.Series("greedy", answers),
-            pl.Series("rougeL_recall", rouge, dtype=pl.Float64),
-            pl.Series("keyword_leak", leak, dtype=pl.Int64),
-        ))
-        rows.append({**base, "evalset": name, "metric": "greedy_rougeL_recall",
-                     "value": float(sum(rouge) / len(rouge))})
+        frames.append(
+            df.select("id", "question", "answer").with_columns(
+                pl.lit(name).alias("evalset"),
+                pl.Series("greedy", answers),
+                pl.Series("rougeL_recall", rouge, dtype=pl.Float64),
+                pl.Series("keyword_leak", leak, dtype=pl.Int64),
+            )
+        )
+        rows.append(
+            {
+                **base,
+                "evalset": name,
+                "metric": "greedy_rougeL_recall",
+                "value": float(sum(rouge) / len(rouge)),
+            }
+        )
         if any(len(k) for k in df["keywords"].to_list()):
-            rows.append({**base, "evalset": name, "metric": "greedy_keyword_leak",
-                         "value": float(sum(leak) / len(leak))})
+            rows.append(
+                {
+                    **base,
+                    "evalset": name,
+                    "metric": "greedy_keyword_leak",
+                    "value": float(sum(leak) / len(leak)),
+                }
+            )
     tmp = Path(out_answers).with_name(f".{Path(out_answers).name}.tmp")
     Path(out_answers).parent.mkdir(parents=True, exist_ok=True)
     pl.concat(frames).write_parquet(tmp, statistics=False)
@@ -102,12 +129,26 @@ def run_greedy_eval(
     write_metrics(rows, out_csv)
 
 
-def gather_metrics(parts: Sequence[str], out_csv: str) -> None:
-    """Concatenate metric part files into the long table, sorted for stable bytes."""
-    schema = {c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
-    frames = [pl.read_csv(p, schema=schema) for p in parts]
-    df = pl.concat(frames) if frames else pl.DataFrame(schema=schema)
-    df = df.with_columns(pl.col("split").fill_null("")).sort(
-        ["model", "evalset", "metric", "method", "split"]
-    )
-    write_metrics(df.to_dicts(), out_csv)
+def run_logprobs_sets(
+    model_dir: str,
+    evalset_paths: Sequence[str],
+    out_paths: Sequence[str],
+    *,
+    template: str,
+    dtype: str = "float32",
+    device: str | None = "auto",
+    threads: int | None = None,
+    batch_size: int = 64,
+) -> None:
+    """Teacher-forced log-probabilities of one model on several eval sets (one parquet each)."""
+    from probunlearn.rows import write_parquet_atomic
+    from probunlearn.sampling import teacher_forced_logprobs
+
+    models.set_threads(threads)
+    tok = models.load_tokenizer(model_dir)
+    model = models.load_model(model_dir, dtype=dtype, device=device)
+    for src, dst in zip(evalset_paths, out_paths, strict=True):
+        df = teacher_forced_logprobs(
+            model, tok, pl.read_parquet(src), template=template, batch_size=batch_size
+        )
+        write_parquet_atomic(df, dst)

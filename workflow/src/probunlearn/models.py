@@ -19,7 +19,12 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-SPECIAL_TOKENS = {"pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+SPECIAL_TOKENS = {
+    "pad_token": "<pad>",
+    "bos_token": "<s>",
+    "eos_token": "</s>",
+    "unk_token": "<unk>",
+}
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -59,7 +64,9 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
     return fast
 
 
-def tiny_llama(vocab_size: int, arch: dict[str, Any], seed: int, tokenizer=None) -> LlamaForCausalLM:
+def tiny_llama(
+    vocab_size: int, arch: dict[str, Any], seed: int, tokenizer=None
+) -> LlamaForCausalLM:
     """A small Llama-style causal LM from a transformers config, initialised with ``seed``."""
     cfg = LlamaConfig(
         vocab_size=vocab_size,

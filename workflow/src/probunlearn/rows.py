@@ -79,7 +79,9 @@ def read_rows(path: str | os.PathLike) -> pl.DataFrame:
     df = pl.read_parquet(path)
     missing = [c for c in ("id", "question", "answer") if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; expected the row format {list(SCHEMA)}")
+        raise ValueError(
+            f"{path}: missing column(s) {missing}; expected the row format {list(SCHEMA)}"
+        )
     if df.height == 0:
         raise ValueError(f"{path}: the eval set is empty")
     dup = df["id"].is_duplicated()

@@ -31,7 +31,9 @@ def encode_examples(
         else:
             p, a = qa.prompt_ids(tokenizer, prompt, template), qa.answer_ids(tokenizer, text)
             ids = p + a
-            labels = ([qa.IGNORE_INDEX] + p[1:] if loss_on_prompt else [qa.IGNORE_INDEX] * len(p)) + a
+            labels = (
+                [qa.IGNORE_INDEX] + p[1:] if loss_on_prompt else [qa.IGNORE_INDEX] * len(p)
+            ) + a
         out.append((ids[:max_length], labels[:max_length]))
     return out
 
@@ -91,7 +93,10 @@ def train_lm(
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        [
+            {"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
         lr=lr,
     )
     sched = get_cosine_schedule_with_warmup(opt, math.ceil(warmup_ratio * total), total)
@@ -151,8 +156,16 @@ def run_tokenizer(corpus_paths: Sequence[str], out_dir: str, *, vocab_size: int)
 
 
 def run_pretrain(
-    tokenizer_dir: str, corpus_path: str, out_dir: str, *, arch: dict, train: dict, seed: int,
-    template: str, threads: int | None = None, log_path: str | None = None,
+    tokenizer_dir: str,
+    corpus_path: str,
+    out_dir: str,
+    *,
+    arch: dict,
+    train: dict,
+    seed: int,
+    template: str,
+    threads: int | None = None,
+    log_path: str | None = None,
 ) -> None:
     """Pretrain a tiny Llama from scratch on the world's corpus (loss on every token)."""
     models.set_threads(threads)
@@ -160,16 +173,33 @@ def run_pretrain(
     model = models.tiny_llama(len(tok), arch, seed, tok)
     df = pl.read_parquet(corpus_path)
     examples = list(zip(df["prompt"].to_list(), df["text"].to_list(), strict=True))
-    log = train_lm(model, tok, examples, seed=seed, template=template, loss_on_prompt=True,
-                   desc="pretrain", **train)
+    log = train_lm(
+        model,
+        tok,
+        examples,
+        seed=seed,
+        template=template,
+        loss_on_prompt=True,
+        desc="pretrain",
+        **train,
+    )
     models.save_model(model, tok, out_dir)
     if log_path:
         _write_json(log, log_path)
 
 
 def run_finetune(
-    base_dir: str, split_path: str, corpus_path: str, out_dir: str, *, train: dict, replay: float,
-    seed: int, template: str, threads: int | None = None, log_path: str | None = None,
+    base_dir: str,
+    split_path: str,
+    corpus_path: str,
+    out_dir: str,
+    *,
+    train: dict,
+    replay: float,
+    seed: int,
+    template: str,
+    threads: int | None = None,
+    log_path: str | None = None,
 ) -> None:
     """Fine-tune ``base_dir`` on a split's QA pairs (loss on answers) plus pretraining replay."""
     models.set_threads(threads)
@@ -178,8 +208,16 @@ def run_finetune(
     examples = data.finetune_corpus(
         pl.read_parquet(split_path), pl.read_parquet(corpus_path), replay, seed
     )
-    log = train_lm(model, tok, examples, seed=seed, template=template, loss_on_prompt=False,
-                   desc=f"finetune {Path(split_path).stem}", **train)
+    log = train_lm(
+        model,
+        tok,
+        examples,
+        seed=seed,
+        template=template,
+        loss_on_prompt=False,
+        desc=f"finetune {Path(split_path).stem}",
+        **train,
+    )
     models.save_model(model, tok, out_dir)
     if log_path:
         _write_json(log, log_path)

@@ -1,0 +1,28 @@
+# Unlearning: the target model → an unlearned model per (method, split, lambda_f, lambda_r).
+
+
+rule unlearn:
+    input:
+        target=f"{OUT}/models/target",
+        forget=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
+        retain=lambda wc: f"{OUT}/data/{retain_split(wc.model)}.parquet",
+    output:
+        model=directory(f"{OUT}/models/{{model}}"),
+        history=f"{OUT}/unlearning/{{model}}.csv",
+    log:
+        f"{OUT}/logs/unlearn/{{model}}.log",
+    wildcard_constraints:
+        model=UNLEARNED_PATTERN,
+    conda:
+        "../../envs/torch.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        mem_mb=2000,
+    params:
+        recipe=lambda wc: parse_unlearned(wc.model),
+        hparams=lambda wc: unlearn_hparams(wc.model),
+        seed=config["seed"],
+        template=lambda wc: TEMPLATE,
+        threads=config["threads"]["train"],
+    script:
+        "../scripts/unlearn.py"

@@ -1,0 +1,13 @@
+"""Rule fig5a: diversity (1 - self-BLEU) on the utility sets against lambda_r."""
+
+from probunlearn.experiments import make_fig5a
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    make_fig5a(
+        sm.params.runs["runs"],
+        sm.params.runs["npo"],
+        sm.params.stem,
+        sm.output.table[: -len(".csv")],
+    )

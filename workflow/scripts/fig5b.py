@@ -1,0 +1,8 @@
+"""Rule fig5b: confidence per unlearning epoch, forget vs retain."""
+
+from probunlearn.experiments import make_fig5b
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    make_fig5b(sm.params.histories, sm.params.stem, sm.output.table[: -len(".csv")])

@@ -1,0 +1,15 @@
+"""Rule fig6: the alignment experiment (harm of sampled answers, M_bin over harmful requests)."""
+
+from probunlearn.experiments import make_fig6
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+labels = sm.params.labels
+with log_to(sm.log[0]):
+    make_fig6(
+        dict(zip(labels, sm.input.scores, strict=True)),
+        dict(zip(labels, sm.input.bounds, strict=True)),
+        sm.params.stem,
+        sm.output.table[: -len(".csv")],
+        alpha=sm.params.alpha,
+    )

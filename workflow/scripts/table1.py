@@ -1,0 +1,14 @@
+"""Rule table1: greedy ROUGE-L vs ED score, mean and std per unlearning method."""
+
+from probunlearn.experiments import make_table1
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    make_table1(
+        sm.params.scores,
+        sm.output.csv,
+        sm.output.render[0][: -len(".md")],
+        rho=sm.params.rho,
+        decimals=sm.params.decimals,
+    )

@@ -1,0 +1,21 @@
+"""Rule tofu_metrics: forget quality (KS test against the reference model) and model utility."""
+
+from probunlearn.tofu_metrics import run_tofu_metrics
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+method, split = sm.params.recipe
+with log_to(sm.log[0]):
+    run_tofu_metrics(
+        out_csv=sm.output[0],
+        model=sm.wildcards.model,
+        method=method,
+        split=split,
+        forget_logprobs=sm.input.get("forget"),
+        reference_forget_logprobs=sm.input.get("reference"),
+        retain_logprobs=sm.input.retain,
+        real_authors_logprobs=sm.input.real_authors,
+        world_facts_logprobs=sm.input.world_facts,
+        rouge=sm.input.greedy,
+        forget_evalset=sm.params.forget_split or None,
+    )

@@ -1,0 +1,271 @@
+"""The paper's experiments: assemble each table's and figure's numbers from a run's artifacts.
+
+Each ``make_*`` function is the one library call of a figure rule: it reads scores, bounds, metric
+parts and unlearning histories, and hands plain tables to ``probunlearn.plots``. Torch-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from probunlearn import plots, scoring
+from probunlearn.metrics_io import read_metrics
+
+ROUGE = "rougeL_recall"
+
+
+def _prompt_stats(scores_path: str, column: str = ROUGE) -> pl.DataFrame:
+    """Per prompt: greedy score, sampled mean and population std of one score column."""
+    s = pl.read_parquet(scores_path)
+    greedy = s.filter(pl.col("greedy")).select("id", pl.col(column).alias("greedy"))
+    sampled = (
+        s.filter(~pl.col("greedy"))
+        .group_by("id")
+        .agg(
+            pl.col(column).mean().alias("mean"),
+            pl.col(column).std(ddof=0).alias("std"),
+            pl.col(column).alias("samples"),
+        )
+    )
+    return greedy.join(sampled, on="id").sort("id")
+
+
+def _summary(scores_path: str, rho: float) -> dict[str, float]:
+    st = _prompt_stats(scores_path)
+    return {
+        "greedy_rouge": float(st["greedy"].mean()),
+        "mean": float(st["mean"].mean()),
+        "std": float(st["std"].mean()),
+        "ed": float((st["mean"] + rho * st["std"]).mean()),
+    }
+
+
+def make_table1(
+    scores: Mapping[str, str], csv_path: str, render_stem: str, *, rho: float, decimals: int = 3
+) -> None:
+    """Table 1: greedy ROUGE-L vs ED score, mean and std per method (label → scores parquet)."""
+    rows = [{"method": label, **_summary(path, rho)} for label, path in scores.items()]
+    plots.table1(pl.DataFrame(rows), csv_path, render_stem, decimals=decimals)
+
+
+def _pick_question(a: pl.DataFrame, b: pl.DataFrame) -> str:
+    """The question where both methods agree most under greedy decoding yet spread most when sampled."""
+    j = a.join(b, on="id", suffix="_b")
+    j = j.with_columns(
+        ((pl.col("greedy") - pl.col("greedy_b")).abs() - pl.col("std") - pl.col("std_b")).alias(
+            "key"
+        )
+    ).sort("key", "id")
+    return j["id"][0]
+
+
+def make_fig3_tofu(
+    scores: Mapping[str, str],
+    evalset_path: str,
+    outs: Mapping[str, str],
+    tables: Mapping[str, str],
+    *,
+    alpha: float,
+    points: int = 1000,
+) -> None:
+    """Fig. 3b-f on one forget question: GA vs GD, NPO vs Ours histograms; M_gen; convergence.
+
+    ``scores`` maps the labels GA, GD, NPO, Ours to scores parquets of the same forget split.
+    """
+    rows = pl.read_parquet(evalset_path)
+    question = dict(zip(rows["id"], rows["question"], strict=True))
+    st = {k: _prompt_stats(v) for k, v in scores.items()}
+
+    def one(label: str, qid: str) -> tuple[np.ndarray, float]:
+        r = st[label].filter(pl.col("id") == qid)
+        return np.asarray(r["samples"][0], dtype=float), float(r["greedy"][0])
+
+    qb = _pick_question(st["GA"], st["GD"])
+    (sa, ga), (sb, gb) = one("GA", qb), one("GD", qb)
+    plots.fig3_histograms(
+        sa, ga, "GA", sb, gb, "GD", outs["fig3b"], tables["fig3b"], question=question[qb]
+    )
+    qc = _pick_question(st["NPO"], st["Ours"])
+    (sa, ga), (sb, gb) = one("NPO", qc), one("Ours", qc)
+    plots.fig3_histograms(
+        sa, ga, "NPO", sb, gb, "Ours", outs["fig3c"], tables["fig3c"], question=question[qc]
+    )
+    plots.fig3d_general_leakage(
+        {"NPO": sa, "Ours": sb}, outs["fig3d"], tables["fig3d"], alpha=alpha, points=points
+    )
+    plots.fig3ef_convergence(sa, outs["fig3e"], outs["fig3f"], tables["fig3ef"], alpha=alpha)
+
+
+def make_fig3a(
+    bounds_path: str,
+    scores_path: str,
+    evalset_path: str,
+    out_stem: str,
+    table_stem: str,
+    *,
+    alpha: float,
+) -> None:
+    """Fig. 3a: M_bin of keyword leakage per saga question, greedy leakage marked."""
+    b = pl.read_parquet(bounds_path).filter(pl.col("score") == "keyword_leak")
+    rows = pl.read_parquet(evalset_path).select("id", "question")
+    st = _prompt_stats(scores_path, "keyword_leak")
+    df = (
+        b.select("id", "m_bin").join(st.select("id", "greedy", "mean"), on="id").join(rows, on="id")
+    )
+    df = df.select(
+        "id",
+        "question",
+        "m_bin",
+        pl.col("greedy").cast(pl.Int64).alias("greedy_leak"),
+        pl.col("mean").alias("sampled_rate"),
+    )
+    plots.fig3a_binary_leakage(df, out_stem, table_stem, alpha=alpha)
+
+
+def _mean_std(scores_path: str) -> float:
+    return float(_prompt_stats(scores_path)["std"].mean())
+
+
+def make_fig4(
+    lambda_f_scores: Sequence[tuple[str, float, str]],
+    temperature_scores: Sequence[tuple[float, float, str]],
+    out_a: str,
+    table_a: str,
+    out_b: str,
+    table_b: str,
+) -> None:
+    """Fig. 4a: std vs lambda_f per split; Fig. 4b: std vs temperature per lambda_f.
+
+    ``lambda_f_scores``: (split, lambda_f, scores parquet); ``temperature_scores``: (lambda_f,
+    temperature, scores parquet). Temperature 0 is greedy decoding, whose std is 0 by definition.
+    """
+    a = pl.DataFrame(
+        [{"split": s, "lambda_f": lf, "std": _mean_std(p)} for s, lf, p in lambda_f_scores]
+    )
+    plots.fig4a_std_vs_lambda(a, out_a, table_a)
+    rows = [
+        {"lambda_f": lf, "temperature": t, "std": _mean_std(p)} for lf, t, p in temperature_scores
+    ]
+    rows += [
+        {"lambda_f": lf, "temperature": 0.0, "std": 0.0}
+        for lf in sorted({lf for lf, _, _ in temperature_scores})
+    ]
+    plots.fig4b_std_vs_temperature(pl.DataFrame(rows), out_b, table_b)
+
+
+def mean_diversity(sample_paths: Sequence[str]) -> float:
+    """Mean over prompts of 1 − self-BLEU of the sampled answers (greedy excluded)."""
+    s = pl.concat([pl.read_parquet(p) for p in sample_paths]).filter(~pl.col("greedy"))
+    vals = [
+        scoring.diversity(g["text"].to_list()) for _, g in s.group_by("id", maintain_order=True)
+    ]
+    return float(np.mean(vals))
+
+
+def make_fig5a(
+    runs: Sequence[tuple[float, str, Sequence[str]]],
+    npo_runs: Sequence[tuple[str, Sequence[str]]],
+    out_stem: str,
+    table_stem: str,
+) -> None:
+    """Fig. 5a: diversity on the utility sets against lambda_r; NPO without EO dashed.
+
+    ``runs``: (lambda_r, evalset, sample shard paths); ``npo_runs``: (evalset, shard paths).
+    """
+    df = pl.DataFrame(
+        [{"lambda_r": lr, "evalset": e, "diversity": mean_diversity(p)} for lr, e, p in runs]
+    )
+    npo = pl.DataFrame([{"evalset": e, "diversity": mean_diversity(p)} for e, p in npo_runs])
+    plots.fig5a_diversity(df, npo, out_stem, table_stem)
+
+
+def make_fig5b(histories: Mapping[str, str], out_stem: str, table_stem: str) -> None:
+    """Fig. 5b: mean top-1 confidence per epoch on forget vs retain answers (label → history)."""
+    frames = []
+    for label, path in histories.items():
+        h = pl.read_csv(path).select("epoch", "forget_confidence", "retain_confidence")
+        frames.append(h.with_columns(pl.lit(label).alias("model")))
+    plots.fig5b_confidence(pl.concat(frames), out_stem, table_stem)
+
+
+def _metric(path: str, metric: str) -> float:
+    df = read_metrics(path).filter(pl.col("metric") == metric)
+    if df.height != 1:
+        raise ValueError(f"{path}: expected one {metric!r} row, found {df.height}")
+    return float(df["value"][0])
+
+
+def make_fig5c_table2(
+    random_runs: Sequence[tuple[str, float, float, str, str]],
+    grid_runs: Sequence[tuple[str, float, str, str]],
+    out_stem: str,
+    table_stem: str,
+    table2_csv: str,
+    table2_render: str,
+) -> None:
+    """Fig. 5c: ED score vs model utility for random-lambda models; Table 2: utility on the grids.
+
+    ``random_runs``: (split, lambda_f, lambda_r, sampled metrics csv, tofu metrics csv);
+    ``grid_runs``: (grid name "lambda_r"|"lambda_f", lambda, split, tofu metrics csv).
+    """
+    df = pl.DataFrame(
+        [
+            {
+                "split": s,
+                "lambda_f": lf,
+                "lambda_r": lr,
+                "ed": _metric(m, "ed_rougeL_recall"),
+                "utility": _metric(t, "model_utility"),
+            }
+            for s, lf, lr, m, t in random_runs
+        ]
+    )
+    plots.fig5c_ed_vs_utility(df, out_stem, table_stem)
+    grid = pl.DataFrame(
+        [
+            {"grid": g, "lambda": lam, "split": s, "utility": _metric(t, "model_utility")}
+            for g, lam, s, t in grid_runs
+        ]
+    )
+    plots.table2(grid, table2_csv, table2_render)
+
+
+def make_fig6(
+    scores: Mapping[str, str],
+    bounds: Mapping[str, str],
+    out_stem: str,
+    table_stem: str,
+    *,
+    alpha: float,
+) -> None:
+    """Fig. 6: harm of n samples for one harmful request per model, and M_bin over all requests.
+
+    The request shown is the one whose sampled harm is highest for the last model given.
+    """
+    last = list(scores)[-1]
+    st = _prompt_stats(scores[last], "harm").sort("mean", "id", descending=[True, False])
+    qid = st["id"][0]
+    harm, mbin = [], []
+    for label, path in scores.items():
+        s = pl.read_parquet(path).filter(pl.col("id") == qid)
+        harm.append(s.select(pl.lit(label).alias("model"), "sample", "harm"))
+        b = pl.read_parquet(bounds[label]).filter(pl.col("score") == "harm")
+        mbin.append(
+            b.select(
+                pl.lit(label).alias("model"),
+                "id",
+                pl.col("greedy").round(0).cast(pl.Int64).alias("greedy_harm"),
+                "m_bin",
+            )
+        )
+    plots.fig6_alignment(pl.concat(harm), pl.concat(mbin), out_stem, table_stem, alpha=alpha)
+
+
+def ensure_parent(*paths: str) -> None:
+    """Create the parent folders of output paths."""
+    for p in paths:
+        Path(p).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,40 @@
+"""The long metrics table (results/{run}/tables/metrics.csv) and its part files; torch-free."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+METRIC_COLUMNS = ["model", "method", "split", "evalset", "metric", "value", "setting"]
+"""The long table's columns; ``setting`` names the sampling setting ("" for greedy metrics)."""
+SCHEMA = {c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
+
+
+def write_metrics(rows: list[dict], path: str | os.PathLike) -> None:
+    """Write metric rows (METRIC_COLUMNS; a missing ``setting`` is "") as CSV, atomically."""
+    rows = [{"setting": "", **r} for r in rows]
+    df = pl.DataFrame(rows, schema=SCHEMA)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    df.write_csv(tmp, float_precision=6)
+    os.replace(tmp, out)
+
+
+def read_metrics(path: str | os.PathLike) -> pl.DataFrame:
+    """Read a metrics CSV (a part file or the whole table) with the long table's columns."""
+    df = pl.read_csv(path, schema_overrides=SCHEMA)
+    if "setting" not in df.columns:
+        df = df.with_columns(pl.lit("").alias("setting"))
+    return df.select(METRIC_COLUMNS).with_columns(pl.col("split", "setting").fill_null(""))
+
+
+def gather_metrics(parts: Sequence[str], out_csv: str) -> None:
+    """Concatenate metric part files into the long table, sorted for stable bytes."""
+    frames = [read_metrics(p) for p in parts]
+    df = pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
+    df = df.sort(["model", "evalset", "setting", "metric", "method", "split"])
+    write_metrics(df.to_dicts(), out_csv)

@@ -1,0 +1,751 @@
+"""Sample answers from a causal LM, and score reference answers by teacher forcing.
+
+Sampling (paper §3, §5) writes one row per (prompt, sample): the greedy answer (``sample == -1``) and ``n``
+samples drawn with temperature scaling and top-p (nucleus) filtering, with optional adaptive temperature
+scaling (temperature 0 for prompts whose greedy confidence ``c(x)`` exceeds a threshold).
+
+Reproducibility. Every sample has its own 64-bit key, ``blake2b(seed_key, base_seed, prompt id, sample
+index)``; the uniform numbers used at decoding step ``t`` are SplitMix64(key, t, attempt), computed with
+torch integer ops, and the token is drawn from the top-p nucleus by inverse CDF plus rejection (no sort of
+the vocabulary; see :func:`top_p_sample`). A sample therefore does not depend on which other rows share its
+batch, on ``batch_size`` or on how the prompts are sharded, as long as the model's logits for a row do not
+depend on the batch either. On CPU (MKL) a matmul row is bit-identical for any row count that is a multiple
+of 4 (and any thread count), but left padding changes attention results in the last bit. So by default
+(``group_by_length=True``) a forward pass only packs prompts of the same token length (no padding at all)
+and has a multiple of 4 rows: samples, greedy answers and ``greedy_confidence`` are then bit-identical
+across batchings and shardings on CPU. ``group_by_length=False`` packs any prompts with left padding (fewer
+forward passes when ``n`` is small); samples then agree up to rare last-bit effects. On GPU, kernels may be
+chosen by batch shape: expect the same, up to such rare flips.
+
+Decoding is a hand-written loop over the model's forward with a preallocated KV cache: each prompt is
+prefilled once, its cache is copied to all of its rows, finished rows are dropped from the batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+from tqdm.auto import tqdm
+from transformers import DynamicCache
+from transformers.cache_utils import Cache, DynamicLayer
+
+from probunlearn import models, qa
+
+__all__ = [
+    "num_shards",
+    "run_logprobs",
+    "run_sampling_shard",
+    "sample_answers",
+    "sample_keys",
+    "teacher_forced_logprobs",
+    "uniform",
+]
+
+# CPU (MKL) matmuls give bit-identical rows whatever the row count, as long as it is a multiple of 4 (other
+# counts below ~12 differ in the tail rows, and the rounding depends on the thread count): every forward
+# pass gets a multiple of ROW_MULTIPLE rows, padded with rows whose results are ignored
+ROW_MULTIPLE = 4
+
+
+def _round_rows(n: int) -> int:
+    return max(ROW_MULTIPLE, -(-n // ROW_MULTIPLE) * ROW_MULTIPLE)
+
+
+ATTEMPTS = 16  # rejection-sampling tries per decoding step before the exact sorted fallback
+
+_MASK64 = (1 << 64) - 1
+
+
+def _signed(x: int) -> int:
+    x &= _MASK64
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+_GAMMA = _signed(0x9E3779B97F4A7C15)
+_MIX1 = _signed(0xBF58476D1CE4E5B9)
+_MIX2 = _signed(0x94D049BB133111EB)
+
+
+# --------------------------------------------------------------------------------------------------------
+# counter-based random numbers
+
+
+def sample_keys(
+    seed_key: str, base_seed: int, ids: Sequence[str], samples: Sequence[int]
+) -> list[int]:
+    """The signed 64-bit key of each (prompt id, sample index): blake2b of (seed_key, base_seed, id, sample)."""
+    keys = []
+    for pid, s in zip(ids, samples, strict=True):
+        msg = json.dumps([str(seed_key), int(base_seed), str(pid), int(s)]).encode()
+        digest = hashlib.blake2b(msg, digest_size=8).digest()
+        keys.append(int.from_bytes(digest, "little", signed=True))
+    return keys
+
+
+def _srl(x: torch.Tensor, s: int) -> torch.Tensor:
+    """Logical right shift of int64 values."""
+    return (x >> s) & ((1 << (64 - s)) - 1)
+
+
+def uniform(keys: torch.Tensor, step: int, attempt: int = 0) -> torch.Tensor:
+    """Uniform float64 in [0, 1) for each int64 key: SplitMix64 output number ``step·ATTEMPTS + attempt``
+    of the stream seeded with the key, so that it depends only on (key, step, attempt)."""
+    if not 0 <= attempt < ATTEMPTS:
+        raise ValueError(f"attempt must be in [0, {ATTEMPTS}), got {attempt}")
+    z = keys + _signed((step * ATTEMPTS + attempt + 1) * _GAMMA)
+    z = (z ^ _srl(z, 30)) * _MIX1
+    z = (z ^ _srl(z, 27)) * _MIX2
+    z = z ^ _srl(z, 31)
+    return _srl(z, 11).to(torch.float64) * (2.0**-53)
+
+
+# --------------------------------------------------------------------------------------------------------
+# token selection
+
+
+def sorted_top_p_draw(probs: torch.Tensor, u: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Inverse-CDF draw with uniforms ``u`` from the top-p filtered, descending-sorted ``probs`` (rows)."""
+    p, idx = probs.sort(-1, descending=True)
+    p64 = p.to(torch.float64)
+    cum = p64.cumsum(-1)
+    # keep a token while the mass of the more likely tokens is < top_p: the smallest set with mass >= top_p
+    nkeep = ((cum - p64) < top_p).sum(-1, keepdim=True).clamp_min(1)
+    mass = cum.gather(-1, nkeep - 1)
+    k = torch.searchsorted(cum, u.to(torch.float64).unsqueeze(-1) * mass, right=True)
+    k = torch.minimum(k, nkeep - 1)
+    return idx.gather(-1, k).squeeze(-1)
+
+
+def top_p_sample(
+    logits: torch.Tensor, keys: torch.Tensor, step: int, *, temperature: float, top_p: float
+) -> torch.Tensor:
+    """One token per row from softmax(logits / temperature) restricted to the top-p nucleus.
+
+    The nucleus is the smallest set of most likely tokens whose probability sums to >= top_p (at least one
+    token), as in HF's TopPLogitsWarper: token j is in it iff the mass of the tokens more likely than j is
+    < top_p. Sampling from it, renormalised, is done without sorting the vocabulary, by rejection: draw j by
+    inverse CDF of the full distribution (vocabulary order) with ``uniform(key, step, attempt)`` and accept it
+    if it is in the nucleus; the acceptance rate is the nucleus mass, >= top_p. Rows still rejected after
+    ATTEMPTS - 1 tries (only for small top_p) fall back to an inverse-CDF draw from the sorted nucleus.
+    Each row's token depends only on that row's logits, key and ``step``.
+    """
+    scaled = logits.float()
+    if temperature != 1.0:
+        scaled = scaled / temperature
+    probs = torch.softmax(scaled, -1)
+    cum = probs.cumsum(-1)
+    vocab = probs.shape[-1]
+    out = torch.empty(probs.shape[0], dtype=torch.long, device=probs.device)
+    todo = None  # rows not yet accepted (None: all)
+    for attempt in range(ATTEMPTS - 1):
+        p_, c_, k_ = (probs, cum, keys) if todo is None else (probs[todo], cum[todo], keys[todo])
+        u = uniform(k_, step, attempt)
+        target = (u * c_[:, -1].to(torch.float64)).to(c_.dtype).unsqueeze(-1)
+        j = torch.searchsorted(c_, target, right=True).clamp_max_(vocab - 1)
+        pj = p_.gather(-1, j)
+        ok = pj.squeeze(-1) > 0
+        if top_p < 1.0:
+            ok &= (p_ * (p_ > pj)).sum(-1) < top_p
+        if todo is None:
+            if bool(ok.all()):
+                return j.squeeze(-1)
+            out[ok] = j.squeeze(-1)[ok]
+            todo = (~ok).nonzero().squeeze(-1)
+        else:
+            out[todo[ok]] = j.squeeze(-1)[ok]
+            todo = todo[~ok]
+            if todo.numel() == 0:
+                return out
+    out[todo] = sorted_top_p_draw(probs[todo], uniform(keys[todo], step, ATTEMPTS - 1), top_p)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# KV cache with a preallocated buffer
+
+
+class _BufferLayer(DynamicLayer):
+    """A cache layer writing into a preallocated (rows, heads, capacity, head_dim) buffer: no concat per step."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
+        super().__init__()
+        self.kbuf, self.vbuf, self.length = keys, values, length
+        self.dtype, self.device = keys.dtype, keys.device
+        self.is_initialized = True
+        self._views()
+
+    def _views(self) -> None:
+        self.keys = self.kbuf[:, :, : self.length]
+        self.values = self.vbuf[:, :, : self.length]
+
+    def lazy_initialization(self, key_states, value_states) -> None:
+        raise RuntimeError("_BufferLayer is created initialised")
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        q = key_states.shape[-2]
+        self.kbuf[:, :, self.length : self.length + q] = key_states
+        self.vbuf[:, :, self.length : self.length + q] = value_states
+        self.length += q
+        self._views()
+        return self.keys, self.values
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        self.kbuf = self.kbuf.index_select(0, indices)
+        self.vbuf = self.vbuf.index_select(0, indices)
+        self._views()
+
+
+# --------------------------------------------------------------------------------------------------------
+# the decoding engine
+
+
+class _Engine:
+    """Batched prefill + decode of (prompt, sample) rows; results are independent of the batching."""
+
+    def __init__(
+        self,
+        model,
+        prompts: list[list[int]],
+        *,
+        eos: int | None,
+        pad: int,
+        temperature: float,
+        top_p: float,
+        max_new_tokens: int,
+        batch_size: int,
+        group_by_length: bool,
+        device: torch.device,
+        bar,
+    ):
+        self.model, self.prompts, self.eos, self.pad = model, prompts, eos, pad
+        self.temperature, self.top_p, self.max_new = temperature, top_p, max_new_tokens
+        self.batch_size, self.group_by_length = batch_size, group_by_length
+        self.device, self.bar = device, bar
+        self._store: dict[int, tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]] = {}
+
+    # -- planning ------------------------------------------------------------------------------------
+    def plan(self, rows: list[tuple[int, int]]) -> list[list[int]]:
+        """Deterministic batches (lists of row positions): same-length groups, consecutive rows."""
+        groups: dict[int, list[int]] = {}
+        for pos, (p, _) in enumerate(rows):
+            key = len(self.prompts[p]) if self.group_by_length else 0
+            groups.setdefault(key, []).append(pos)
+        batches = []
+        for members in groups.values():
+            for i in range(0, len(members), self.batch_size):
+                batches.append(members[i : i + self.batch_size])
+        return batches
+
+    # -- prefill ---------------------------------------------------------------------------------------
+    def _prefill(self, plist: list[int]) -> None:
+        """Prefill the prompts in ``plist`` in one forward pass; store each prompt's unpadded K/V and logits."""
+        seqs = [self.prompts[p] for p in plist]
+        width = max(len(s) for s in seqs)
+        n_rows = len(seqs)
+        n_rows = _round_rows(n_rows)  # the lm_head sees one row per prompt
+        ids = torch.full((n_rows, width), self.pad, dtype=torch.long)
+        mask = torch.zeros((n_rows, width), dtype=torch.long)
+        for i in range(n_rows):
+            s = seqs[min(i, len(seqs) - 1)]
+            ids[i, width - len(s) :] = torch.tensor(s, dtype=torch.long)
+            mask[i, width - len(s) :] = 1
+        padded = bool((mask == 0).any())
+        pos = (mask.cumsum(-1) - 1).clamp_min(0)
+        cache = DynamicCache(config=self.model.config)
+        out = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device) if padded else None,
+            position_ids=pos.to(self.device),
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        logits = out.logits[:, -1].float()
+        kinds = {type(layer).__name__ for layer in cache.layers}
+        if kinds != {"DynamicLayer"}:
+            raise NotImplementedError(
+                f"unsupported KV cache layers {sorted(kinds)} (sliding window?)"
+            )
+        for i, p in enumerate(plist):
+            off = width - len(seqs[i])
+            kv = [(layer.keys[i, :, off:], layer.values[i, :, off:]) for layer in cache.layers]
+            self._store[p] = (kv, logits[i])
+
+    # -- one batch ------------------------------------------------------------------------------------
+    def run_batch(
+        self, prompt_of: list[int], keys: list[int], greedy: list[bool]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Decode one batch of rows. Returns tokens (rows, max_new; -1 after the end) and the greedy
+        confidence sums (top-1 probability summed over decoding steps; 0 for sampled rows)."""
+        dev, max_new = self.device, self.max_new
+        n_real = len(prompt_of)
+        n_rows = _round_rows(n_real)
+        src = list(range(n_real)) + [0] * (n_rows - n_real)  # padding rows duplicate row 0
+        distinct = list(dict.fromkeys(prompt_of))
+        missing = [p for p in distinct if p not in self._store]
+        if missing:
+            self._prefill(missing)
+        local = {p: j for j, p in enumerate(distinct)}
+        lengths = [len(self.prompts[p]) for p in distinct]
+        width = max(lengths)
+        row_prompt = torch.tensor([local[prompt_of[r]] for r in src], dtype=torch.long, device=dev)
+        layers = []
+        for li in range(len(self._store[distinct[0]][0])):
+            ks, vs = [], []
+            for p in distinct:
+                k, v = self._store[p][0][li]
+                pad = width - k.shape[-2]
+                if pad:
+                    k = torch.nn.functional.pad(k, (0, 0, pad, 0))
+                    v = torch.nn.functional.pad(v, (0, 0, pad, 0))
+                ks.append(k)
+                vs.append(v)
+            k0 = torch.stack(ks)
+            shape = (n_rows, k0.shape[1], width + max_new, k0.shape[3])
+            kbuf = torch.empty(shape, dtype=k0.dtype, device=dev)
+            vbuf = torch.empty(shape, dtype=k0.dtype, device=dev)
+            kbuf[:, :, :width] = k0.index_select(0, row_prompt)
+            vbuf[:, :, :width] = torch.stack(vs).index_select(0, row_prompt)
+            layers.append(_BufferLayer(kbuf, vbuf, width))
+        cache = Cache(layers=layers)
+        logits = torch.stack([self._store[p][1] for p in distinct]).index_select(0, row_prompt)
+
+        plen = torch.tensor(lengths, dtype=torch.long, device=dev).index_select(0, row_prompt)
+        mask = None
+        if min(lengths) != width:
+            offs = width - plen
+            cols = torch.arange(width + max_new, device=dev)
+            mask = (cols.unsqueeze(0) >= offs.unsqueeze(1)).long()
+        rid = torch.tensor(src, dtype=torch.long, device=dev)  # current row -> real row
+        live = torch.tensor([r < n_real for r in range(n_rows)], device=dev)
+        key_t = torch.tensor([keys[r] for r in src], dtype=torch.long, device=dev)
+        is_greedy = torch.tensor([greedy[r] for r in src], dtype=torch.bool, device=dev)
+        any_greedy, all_greedy = any(greedy), all(greedy)
+        tokens = torch.full((n_real, max_new), -1, dtype=torch.long, device=dev)
+        conf = torch.zeros(n_real, dtype=torch.float64, device=dev)
+        for t in range(max_new):
+            if all_greedy:
+                tok = logits.argmax(-1)
+            else:
+                tok = top_p_sample(logits, key_t, t, temperature=self.temperature, top_p=self.top_p)
+            if any_greedy:
+                gsel = (live & is_greedy).nonzero().squeeze(-1)
+                if gsel.numel():
+                    lg = logits[gsel]
+                    top1, am = lg.max(-1)
+                    if not all_greedy:
+                        tok[gsel] = am
+                    top1 = (top1 - torch.logsumexp(lg, -1)).exp()
+                    conf.index_add_(0, rid[gsel], top1.to(torch.float64))
+            live_rows = live.nonzero().squeeze(-1)
+            tokens[rid[live_rows], t] = tok[live_rows]
+            if self.eos is not None:
+                live = live & (tok != self.eos)
+            if t == max_new - 1:
+                break
+            n_live = int(live.sum())
+            if n_live == 0:
+                break
+            n_cur = live.shape[0]
+            n_new = _round_rows(n_live)
+            if n_cur - n_new >= max(ROW_MULTIPLE, n_cur // 8):
+                keep = live.nonzero().squeeze(-1)
+                if n_new > n_live:  # keep some finished rows to stay at a multiple of ROW_MULTIPLE
+                    extra = (~live).nonzero().squeeze(-1)[: n_new - n_live]
+                    keep = torch.cat([keep, extra]).sort().values
+                cache.batch_select_indices(keep)
+                rid, live, key_t, is_greedy = rid[keep], live[keep], key_t[keep], is_greedy[keep]
+                plen, tok = plen[keep], tok[keep]
+                if mask is not None:
+                    mask = mask[keep]
+            pos = (plen + t).unsqueeze(-1)
+            out = self.model(
+                input_ids=tok.unsqueeze(-1),
+                attention_mask=None if mask is None else mask[:, : width + t + 1],
+                position_ids=pos,
+                past_key_values=cache,
+                use_cache=True,
+            )
+            logits = out.logits[:, -1].float()
+        return tokens, conf
+
+    # -- all rows -------------------------------------------------------------------------------------
+    def run(
+        self, rows: list[tuple[int, int]], keys: list[int]
+    ) -> tuple[list[list[int]], list[bool], np.ndarray]:
+        """Generate ``rows`` ((prompt, sample), sample -1 = greedy). Returns the generated token ids without
+        eos, whether each stopped at eos, and the greedy confidence sums with their step counts folded in
+        (mean top-1 probability; NaN for sampled rows)."""
+        out_tokens: list[list[int]] = [[] for _ in rows]
+        stopped = [False] * len(rows)
+        conf = np.full(len(rows), np.nan)
+        batches = self.plan(rows)
+        for b, batch in enumerate(batches):
+            prompt_of = [rows[i][0] for i in batch]
+            greedy = [rows[i][1] < 0 for i in batch]
+            tokens, csum = self.run_batch(prompt_of, [keys[i] for i in batch], greedy)
+            tokens, csum = tokens.cpu(), csum.cpu()
+            for j, i in enumerate(batch):
+                seq = tokens[j]
+                seq = seq[seq >= 0].tolist()
+                hit = self.eos is not None and bool(seq) and seq[-1] == self.eos
+                stopped[i] = hit
+                out_tokens[i] = seq[:-1] if hit else seq
+                if greedy[j]:
+                    conf[i] = float(csum[j]) / len(seq)
+            # keep only the prefilled prompts that the next batch needs
+            nxt = {rows[i][0] for i in batches[b + 1]} if b + 1 < len(batches) else set()
+            self._store = {p: v for p, v in self._store.items() if p in nxt}
+            self.bar.update(len(batch))
+        return out_tokens, stopped, conf
+
+
+# --------------------------------------------------------------------------------------------------------
+# public API
+
+
+def _model_device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+def _check_settings(n: int, top_p: float, temperature: float, max_new_tokens: int, batch_size: int):
+    if not 0.0 < top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if n < 1:
+        raise ValueError(f"n (samples per prompt) must be >= 1, got {n}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+
+
+def _max_positions(model) -> int | None:
+    cfg = model.config.get_text_config(decoder=True)
+    return getattr(cfg, "max_position_embeddings", None)
+
+
+def sample_answers(
+    model,
+    tokenizer,
+    ids: Sequence[str],
+    questions: Sequence[str],
+    *,
+    n: int,
+    top_p: float = 0.9,
+    temperature: float = 1.0,
+    max_new_tokens: int = 64,
+    template: str = qa.DEFAULT_TEMPLATE,
+    seed_key: str,
+    base_seed: int = 0,
+    batch_size: int = 256,
+    adaptive_threshold: float | None = None,
+    group_by_length: bool = True,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+) -> pl.DataFrame:
+    """The greedy answer and ``n`` sampled answers for each prompt, one row per (prompt, sample).
+
+    Columns: ``id``, ``sample`` (-1 = greedy), ``greedy``, ``text``, ``n_tokens`` (generated tokens without
+    eos), ``stopped_eos``, ``temperature`` (used; 0.0 for greedy rows and adaptive/zero temperature),
+    ``greedy_confidence`` (the prompt's c(x): mean top-1 probability at temperature 1 over all greedy
+    decoding steps, the step that emitted eos included). Rows are sorted by (prompt order, sample).
+
+    ``adaptive_threshold``: prompts with greedy_confidence > threshold get temperature 0 (all samples equal
+    the greedy answer). ``batch_size``: max rows per forward pass. ``device``: None = the model's device,
+    otherwise resolved with :func:`models.resolve_device` and the model is moved there.
+    """
+    ids, questions = [str(i) for i in ids], list(questions)
+    _check_settings(n, top_p, temperature, max_new_tokens, batch_size)
+    if len(ids) != len(questions):
+        raise ValueError(f"{len(ids)} ids but {len(questions)} questions")
+    if not ids:
+        raise ValueError("no prompts to sample from")
+    seen: set[str] = set()
+    for pid in ids:
+        if pid in seen:
+            raise ValueError(f"duplicate prompt id {pid!r}")
+        seen.add(pid)
+    prompts = [qa.prompt_ids(tokenizer, q, template) for q in questions]
+    limit = _max_positions(model)
+    if limit is not None:
+        for pid, p in zip(ids, prompts, strict=True):
+            if len(p) + max_new_tokens > limit:
+                raise ValueError(
+                    f"prompt {pid!r}: {len(p)} prompt tokens + max_new_tokens={max_new_tokens} exceeds the "
+                    f"model's context of {limit} positions"
+                )
+    if device is None:
+        dev = _model_device(model)
+    else:
+        dev = models.resolve_device(str(device))
+        if _model_device(model) != dev:
+            model.to(dev)
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
+
+    P = len(ids)
+    sampling = temperature > 0
+    total = P * (n + 1)
+    with tqdm(total=total, disable=not progress, desc="sampling", unit="sample") as bar:
+        engine = _Engine(
+            model,
+            prompts,
+            eos=eos,
+            pad=pad,
+            temperature=float(temperature),
+            top_p=float(top_p),
+            max_new_tokens=int(max_new_tokens),
+            batch_size=int(batch_size),
+            group_by_length=group_by_length,
+            device=dev,
+            bar=bar,
+        )
+        with torch.inference_mode():
+            if sampling and adaptive_threshold is None:
+                # greedy rows need not come first: generate them alongside the samples
+                rows = [(p, s) for p in range(P) for s in range(-1, n)]
+                keys = sample_keys(
+                    seed_key, base_seed, [ids[p] for p, _ in rows], [s for _, s in rows]
+                )
+                toks, stopped, conf = engine.run(rows, keys)
+                res = {r: (toks[i], stopped[i]) for i, r in enumerate(rows)}
+                gconf = conf[:: n + 1]
+                temps = {p: float(temperature) for p in range(P)}
+            else:
+                rows = [(p, -1) for p in range(P)]
+                toks, stopped, gconf = engine.run(rows, [0] * P)
+                res = {r: (toks[i], stopped[i]) for i, r in enumerate(rows)}
+                temps = {}
+                for p in range(P):
+                    cold = not sampling or (
+                        adaptive_threshold is not None and gconf[p] > adaptive_threshold
+                    )
+                    temps[p] = 0.0 if cold else float(temperature)
+                warm = [p for p in range(P) if temps[p] > 0]
+                srows = [(p, s) for p in warm for s in range(n)]
+                bar.update(P * n - len(srows))
+                if srows:
+                    keys = sample_keys(
+                        seed_key, base_seed, [ids[p] for p, _ in srows], [s for _, s in srows]
+                    )
+                    stoks, sstopped, _ = engine.run(srows, keys)
+                    res.update({r: (stoks[i], sstopped[i]) for i, r in enumerate(srows)})
+                for p in range(P):
+                    if temps[p] == 0.0:
+                        for s in range(n):
+                            res[(p, s)] = res[(p, -1)]
+
+    order = [(p, s) for p in range(P) for s in range(-1, n)]
+    # decode each distinct token sequence once (copied greedy rows share theirs)
+    seqs = [res[r][0] for r in order]
+    uniq = {id(s): s for s in seqs}
+    decoded = tokenizer.batch_decode(list(uniq.values()), skip_special_tokens=True)
+    text_of = {k: t.strip() for k, t in zip(uniq.keys(), decoded, strict=True)}
+    return pl.DataFrame(
+        {
+            "id": [ids[p] for p, _ in order],
+            "sample": [s for _, s in order],
+            "greedy": [s < 0 for _, s in order],
+            "text": [text_of[id(s)] for s in seqs],
+            "n_tokens": [len(s) for s in seqs],
+            "stopped_eos": [res[r][1] for r in order],
+            "temperature": [0.0 if s < 0 else temps[p] for p, s in order],
+            "greedy_confidence": [float(gconf[p]) for p, _ in order],
+        },
+        schema={
+            "id": pl.String,
+            "sample": pl.Int64,
+            "greedy": pl.Boolean,
+            "text": pl.String,
+            "n_tokens": pl.Int64,
+            "stopped_eos": pl.Boolean,
+            "temperature": pl.Float64,
+            "greedy_confidence": pl.Float64,
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# teacher forcing
+
+
+def _answer_offsets(tokenizer, answer: str) -> tuple[list[int], list[list[int]]]:
+    """Token ids of ``" " + answer.strip()`` (as qa.answer_ids, no eos) and each token's [start, end) char
+    offsets within ``answer``."""
+    stripped = answer.strip()
+    lead = len(answer) - len(answer.lstrip())
+    enc = tokenizer(" " + stripped, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = [[max(s - 1, 0) + lead, max(e - 1, 0) + lead] for s, e in enc["offset_mapping"]]
+    return list(enc["input_ids"]), offsets
+
+
+def teacher_forced_logprobs(
+    model,
+    tokenizer,
+    rows: pl.DataFrame,
+    *,
+    template: str = qa.DEFAULT_TEMPLATE,
+    batch_size: int = 64,
+    device: str | torch.device | None = None,
+) -> pl.DataFrame:
+    """Per-token log-probabilities of each row's reference, paraphrased and perturbed answers.
+
+    One output row per (id, kind, index) with kind in answer / paraphrased / perturbed (index 0..k-1 for
+    perturbed, 0 otherwise): ``logprobs`` and ``top1_prob`` per answer token (the answer text's tokens,
+    eos excluded, as TOFU scores it), ``offsets`` ([start, end) char offsets of each token in the answer;
+    a token's leading space is not counted), ``text`` (the answer).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    items: list[tuple[str, str, int, str, list[int], list[int], list[list[int]]]] = []
+    has_para = "paraphrased_answer" in rows.columns
+    has_pert = "perturbed_answers" in rows.columns
+    for r in rows.iter_rows(named=True):
+        prompt = qa.prompt_ids(tokenizer, r["question"], template)
+        answers = [("answer", 0, r["answer"])]
+        if has_para and r["paraphrased_answer"] is not None:
+            answers.append(("paraphrased", 0, r["paraphrased_answer"]))
+        if has_pert and r["perturbed_answers"] is not None:
+            answers += [("perturbed", i, a) for i, a in enumerate(r["perturbed_answers"])]
+        for kind, index, text in answers:
+            ans, offsets = _answer_offsets(tokenizer, text)
+            items.append((str(r["id"]), kind, index, text, prompt, ans, offsets))
+    if device is None:
+        dev = _model_device(model)
+    else:
+        dev = models.resolve_device(str(device))
+        if _model_device(model) != dev:
+            model.to(dev)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    logprobs: list[list[float]] = []
+    top1: list[list[float]] = []
+    with torch.inference_mode():
+        for b in range(0, len(items), batch_size):
+            chunk = items[b : b + batch_size]
+            seqs = [it[4] + it[5] for it in chunk]
+            width = max(len(s) for s in seqs)
+            ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(seqs), width), dtype=torch.long)
+            for i, s in enumerate(seqs):
+                ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+                mask[i, : len(s)] = 1
+            logits = model(input_ids=ids.to(dev), attention_mask=mask.to(dev)).logits
+            for i, it in enumerate(chunk):
+                lp, la = len(it[4]), len(it[5])
+                lg = logits[i, lp - 1 : lp - 1 + la].float().log_softmax(-1)
+                target = torch.tensor(it[5], dtype=torch.long, device=lg.device)
+                logprobs.append(lg.gather(-1, target.unsqueeze(-1)).squeeze(-1).tolist())
+                top1.append(lg.max(-1).values.exp().tolist())
+    return pl.DataFrame(
+        {
+            "id": [it[0] for it in items],
+            "kind": [it[1] for it in items],
+            "index": [it[2] for it in items],
+            "logprobs": logprobs,
+            "top1_prob": top1,
+            "offsets": [it[6] for it in items],
+            "text": [it[3] for it in items],
+        },
+        schema={
+            "id": pl.String,
+            "kind": pl.String,
+            "index": pl.Int64,
+            "logprobs": pl.List(pl.Float64),
+            "top1_prob": pl.List(pl.Float64),
+            "offsets": pl.List(pl.List(pl.Int64)),
+            "text": pl.String,
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# file-level entry points (Snakemake scripts call these)
+
+
+def _write_parquet_atomic(df: pl.DataFrame, out_path: str | os.PathLike) -> None:
+    """Write ``df`` to a temporary name next to ``out_path`` and rename it (deterministic settings)."""
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        df.write_parquet(tmp, compression="zstd", compression_level=3, statistics=True)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def num_shards(evalset_path: str | os.PathLike, chunk_size: int) -> int:
+    """How many shards of ``chunk_size`` prompts the eval set splits into."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    n_rows = pl.scan_parquet(evalset_path).select(pl.len()).collect().item()
+    return math.ceil(n_rows / chunk_size)
+
+
+def _load(model_path: str, revision: str | None, dtype: str, threads: int | None, device=None):
+    models.set_threads(threads)
+    tokenizer = models.load_tokenizer(model_path, revision=revision)
+    model = models.load_model(model_path, revision=revision, dtype=dtype, device=device or "auto")
+    return model, tokenizer
+
+
+def run_sampling_shard(
+    model_path: str,
+    evalset_path: str,
+    out_path: str,
+    *,
+    shard: int,
+    chunk_size: int,
+    revision: str | None = None,
+    dtype: str = "float32",
+    threads: int | None = None,
+    **sampling_kwargs,
+) -> None:
+    """Sample the eval set's rows [shard·chunk_size, (shard+1)·chunk_size) and write them to ``out_path``."""
+    total = num_shards(evalset_path, chunk_size)
+    if not 0 <= shard < total:
+        raise ValueError(
+            f"shard {shard} out of range: the eval set has {total} shards of {chunk_size}"
+        )
+    rows = pl.read_parquet(evalset_path).slice(shard * chunk_size, chunk_size)
+    model, tokenizer = _load(model_path, revision, dtype, threads, sampling_kwargs.get("device"))
+    df = sample_answers(
+        model,
+        tokenizer,
+        rows["id"].cast(pl.String).to_list(),
+        rows["question"].to_list(),
+        **sampling_kwargs,
+    )
+    _write_parquet_atomic(df, out_path)
+
+
+def run_logprobs(
+    model_path: str,
+    evalset_path: str,
+    out_path: str,
+    *,
+    revision: str | None = None,
+    dtype: str = "float32",
+    threads: int | None = None,
+    template: str = qa.DEFAULT_TEMPLATE,
+    batch_size: int = 64,
+) -> None:
+    """Teacher-forced log-probabilities of the eval set's answers, written to ``out_path``."""
+    model, tokenizer = _load(model_path, revision, dtype, threads)
+    rows = pl.read_parquet(evalset_path)
+    df = teacher_forced_logprobs(model, tokenizer, rows, template=template, batch_size=batch_size)
+    _write_parquet_atomic(df, out_path)
