@@ -22,6 +22,12 @@ WORLD_SETS = [
     "harmful",
     "benign",
 ]
+# model utility needs greedy ROUGE on the utility sets, so they are always answered greedily
+GREEDY_SETS = config["greedy_eval"]["evalsets"] + [
+    s
+    for s in ("retain", "real_authors", "world_facts")
+    if s not in config["greedy_eval"]["evalsets"]
+]
 RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 
 
@@ -226,3 +232,150 @@ def unlearn_hparams(model):
     """Shared unlearning hparams with the method's overrides applied."""
     method = parse_unlearned(model)["method"]
     return canon({**UL["hparams"], **UL["overrides"].get(method, {})})
+
+
+LOGPROB_SETS = [
+    "forget01",
+    "forget05",
+    "forget10",
+    "retain",
+    "holdout",
+    "real_authors",
+    "world_facts",
+]
+
+
+def tofu_forget_split(model):
+    """The forget split a model's forget quality is measured on ('' for the saga model)."""
+    method, split = model_recipe(model)
+    if split == "saga":
+        return ""
+    return split or T1["split"]
+
+
+def tofu_inputs(wc):
+    split = tofu_forget_split(wc.model)
+    lp = f"{OUT}/logprobs/{wc.model}"
+    inputs = {
+        "retain": f"{lp}/retain.parquet",
+        "real_authors": f"{lp}/real_authors.parquet",
+        "world_facts": f"{lp}/world_facts.parquet",
+        "greedy": f"{OUT}/metrics/{wc.model}/greedy.csv",
+    }
+    if split:
+        inputs["forget"] = f"{lp}/{split}.parquet"
+        inputs["reference"] = f"{OUT}/logprobs/reference_{split}/{split}.parquet"
+    return inputs
+
+
+FIG = f"{OUT}/figures"
+
+
+TAB = f"{OUT}/tables"
+
+
+def scores_path(model, evalset, setting):
+    return f"{OUT}/scores/{model}/{evalset}/{setting}.parquet"
+
+
+def samples_paths(model, evalset, setting):
+    return [
+        f"{OUT}/samples/{model}/{evalset}/{setting}/shard-{k}.parquet"
+        for k in shards(evalset)
+    ]
+
+
+LABELS = {"rmu": "RMU", "gd": "GD", "ga": "GA", "npo": "NPO", "npo_eo": "NPO+EO"}
+
+
+def table1_scores():
+    t1 = table1_models()
+    out = {LABELS[m]: scores_path(t1[m], T1["split"], "main") for m in t1}
+    if "npo_eo" in t1:
+        out["Ours"] = scores_path(t1["npo_eo"], T1["split"], "ats")
+    return out
+
+
+def figure_outputs(*names):
+    """PNG (in the report, captioned from workflow/report/) and PDF of each figure."""
+    out = []
+    for n in names:
+        png = report(f"{FIG}/{n}.png", caption=f"../report/{n}.rst", category="Figures")
+        out += [png, f"{FIG}/{n}.pdf"]
+    return out
+
+
+def fig4_runs():
+    sw = UL["lambda_f_sweep"]
+    lam = [
+        (s, lf, scores_path(m, s, "sweep"))
+        for s in sw["splits"]
+        for lf, m in lambda_f_models(s).items()
+    ]
+    temp = [
+        (lf, t, scores_path(m, T1["split"], f"t{t:g}"))
+        for lf, m in lambda_f_models(T1["split"]).items()
+        for t in sw["temperatures"]
+    ]
+    temp += [
+        (lf, 1.0, scores_path(m, T1["split"], "sweep"))
+        for lf, m in lambda_f_models(T1["split"]).items()
+    ]
+    return {"lambda_f": lam, "temperature": temp}
+
+
+def fig5a_runs():
+    sets = ("real_authors", "world_facts")
+    runs = [
+        (lr, e, samples_paths(m, e, "utility"))
+        for lr, m in lambda_r_models().items()
+        for e in sets
+    ]
+    npo = unlearned_name("npo", UL["lambda_r_sweep"]["split"])
+    return {"runs": runs, "npo": [(e, samples_paths(npo, e, "utility")) for e in sets]}
+
+
+def fig5b_histories():
+    return {
+        f"λf={lf:g}": f"{OUT}/unlearning/{m}.csv"
+        for lf, m in lambda_f_models(T1["split"]).items()
+    }
+
+
+def fig5c_runs():
+    rnd = [
+        (s, lf, lr, f"{OUT}/metrics/{m}/{s}.sweep.csv", f"{OUT}/metrics/{m}/tofu.csv")
+        for (s, lf, lr), m in random_models().items()
+    ]
+    sw = UL["lambda_r_sweep"]
+    grid = [
+        ("lambda_r", lr, sw["split"], f"{OUT}/metrics/{m}/tofu.csv")
+        for lr, m in lambda_r_models().items()
+    ]
+    grid += [
+        ("lambda_f", lf, s, f"{OUT}/metrics/{m}/tofu.csv")
+        for s in UL["lambda_f_sweep"]["splits"]
+        for lf, m in lambda_f_models(s).items()
+    ]
+    return {"random": rnd, "grid": grid}
+
+
+FIG6_MODELS = {"pretrained": "pretrained", "target": "target"}
+
+
+def figure_targets():
+    figs = figure_outputs(
+        "fig3a",
+        "fig3b",
+        "fig3c",
+        "fig3d",
+        "fig3e",
+        "fig3f",
+        "fig4a",
+        "fig4b",
+        "fig5a",
+        "fig5b",
+        "fig5c",
+        "fig6",
+    )
+    return figs + [f"{TAB}/table1.csv", f"{TAB}/table2.csv", f"{TAB}/dcue_vs_fq.csv"]

@@ -6,7 +6,7 @@ rule greedy_eval:
         model=f"{OUT}/models/{{model}}",
         evalsets=expand(
             f"{OUT}/data/{{evalset}}.parquet",
-            evalset=config["greedy_eval"]["evalsets"],
+            evalset=GREEDY_SETS,
         ),
     output:
         metrics=f"{OUT}/metrics/{{model}}/greedy.csv",
@@ -18,7 +18,7 @@ rule greedy_eval:
     threads: config["threads"]["eval"]
     params:
         recipe=lambda wc: model_recipe(wc.model),
-        evalsets=config["greedy_eval"]["evalsets"],
+        evalsets=GREEDY_SETS,
         template=lambda wc: TEMPLATE,
         max_new_tokens=config["greedy_eval"]["max_new_tokens"],
         batch_size=config["greedy_eval"]["batch_size"],
@@ -31,7 +31,11 @@ rule metrics_table:
     input:
         metric_parts(),
     output:
-        f"{OUT}/tables/metrics.csv",
+        table=report(
+            f"{OUT}/tables/metrics.csv",
+            caption="../report/metrics.rst",
+            category="Tables",
+        ),
     log:
         f"{OUT}/logs/metrics_table.log",
     conda:

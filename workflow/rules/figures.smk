@@ -1,40 +1,13 @@
 # The paper's tables and figures (PNG + PDF in figures/, the numbers behind them in tables/).
 
-FIG = f"{OUT}/figures"
-TAB = f"{OUT}/tables"
-
-
-def scores_path(model, evalset, setting):
-    return f"{OUT}/scores/{model}/{evalset}/{setting}.parquet"
-
-
-def samples_paths(model, evalset, setting):
-    return [
-        f"{OUT}/samples/{model}/{evalset}/{setting}/shard-{k}.parquet"
-        for k in shards(evalset)
-    ]
-
-
-LABELS = {"rmu": "RMU", "gd": "GD", "ga": "GA", "npo": "NPO", "npo_eo": "NPO+EO"}
-
-
-def table1_scores():
-    t1 = table1_models()
-    out = {LABELS[m]: scores_path(t1[m], T1["split"], "main") for m in t1}
-    if "npo_eo" in t1:
-        out["Ours"] = scores_path(t1["npo_eo"], T1["split"], "ats")
-    return out
-
-
-def figure_outputs(*names):
-    return [f"{FIG}/{n}.{ext}" for n in names for ext in ("png", "pdf")]
-
 
 rule table1:
     input:
         lambda wc: list(table1_scores().values()),
     output:
-        csv=f"{TAB}/table1.csv",
+        csv=report(
+            f"{TAB}/table1.csv", caption="../report/table1.rst", category="Tables"
+        ),
         render=multiext(f"{TAB}/table1", ".md", ".png"),
     log:
         f"{OUT}/logs/figures/table1.log",
@@ -63,8 +36,6 @@ rule fig3_tofu:
         scores=lambda wc: {k: table1_scores()[k] for k in ("GA", "GD", "NPO", "Ours")},
         alpha=config["bounds"]["alpha"],
         points=config["figures"]["gen_points"],
-        fig=FIG,
-        tab=TAB,
     script:
         "../scripts/fig3_tofu.py"
 
@@ -83,28 +54,8 @@ rule fig3a:
         "../../envs/analysis.yaml"
     params:
         alpha=config["bounds"]["alpha"],
-        stem=f"{FIG}/fig3a",
     script:
         "../scripts/fig3a.py"
-
-
-def fig4_runs():
-    sw = UL["lambda_f_sweep"]
-    lam = [
-        (s, lf, scores_path(m, s, "sweep"))
-        for s in sw["splits"]
-        for lf, m in lambda_f_models(s).items()
-    ]
-    temp = [
-        (lf, t, scores_path(m, T1["split"], f"t{t:g}"))
-        for lf, m in lambda_f_models(T1["split"]).items()
-        for t in sw["temperatures"]
-    ]
-    temp += [
-        (lf, 1.0, scores_path(m, T1["split"], "sweep"))
-        for lf, m in lambda_f_models(T1["split"]).items()
-    ]
-    return {"lambda_f": lam, "temperature": temp}
 
 
 rule fig4:
@@ -119,21 +70,8 @@ rule fig4:
         "../../envs/analysis.yaml"
     params:
         runs=lambda wc: fig4_runs(),
-        fig=FIG,
-        tab=TAB,
     script:
         "../scripts/fig4.py"
-
-
-def fig5a_runs():
-    sets = ("real_authors", "world_facts")
-    runs = [
-        (lr, e, samples_paths(m, e, "utility"))
-        for lr, m in lambda_r_models().items()
-        for e in sets
-    ]
-    npo = unlearned_name("npo", UL["lambda_r_sweep"]["split"])
-    return {"runs": runs, "npo": [(e, samples_paths(npo, e, "utility")) for e in sets]}
 
 
 rule fig5a:
@@ -149,16 +87,8 @@ rule fig5a:
         "../../envs/analysis.yaml"
     params:
         runs=lambda wc: fig5a_runs(),
-        stem=f"{FIG}/fig5a",
     script:
         "../scripts/fig5a.py"
-
-
-def fig5b_histories():
-    return {
-        f"λf={lf:g}": f"{OUT}/unlearning/{m}.csv"
-        for lf, m in lambda_f_models(T1["split"]).items()
-    }
 
 
 rule fig5b:
@@ -173,27 +103,8 @@ rule fig5b:
         "../../envs/analysis.yaml"
     params:
         histories=lambda wc: fig5b_histories(),
-        stem=f"{FIG}/fig5b",
     script:
         "../scripts/fig5b.py"
-
-
-def fig5c_runs():
-    rnd = [
-        (s, lf, lr, f"{OUT}/metrics/{m}/{s}.sweep.csv", f"{OUT}/metrics/{m}/tofu.csv")
-        for (s, lf, lr), m in random_models().items()
-    ]
-    sw = UL["lambda_r_sweep"]
-    grid = [
-        ("lambda_r", lr, sw["split"], f"{OUT}/metrics/{m}/tofu.csv")
-        for lr, m in lambda_r_models().items()
-    ]
-    grid += [
-        ("lambda_f", lf, s, f"{OUT}/metrics/{m}/tofu.csv")
-        for s in UL["lambda_f_sweep"]["splits"]
-        for lf, m in lambda_f_models(s).items()
-    ]
-    return {"random": rnd, "grid": grid}
 
 
 rule fig5c_table2:
@@ -205,7 +116,9 @@ rule fig5c_table2:
     output:
         figure_outputs("fig5c"),
         table=f"{TAB}/fig5c.csv",
-        table2=f"{TAB}/table2.csv",
+        table2=report(
+            f"{TAB}/table2.csv", caption="../report/table2.rst", category="Tables"
+        ),
         render=multiext(f"{TAB}/table2", ".md", ".png"),
     log:
         f"{OUT}/logs/figures/fig5c_table2.log",
@@ -213,12 +126,8 @@ rule fig5c_table2:
         "../../envs/analysis.yaml"
     params:
         runs=lambda wc: fig5c_runs(),
-        stem=f"{FIG}/fig5c",
     script:
         "../scripts/fig5c_table2.py"
-
-
-FIG6_MODELS = {"pretrained": "pretrained", "target": "target"}
 
 
 rule fig6:
@@ -235,24 +144,5 @@ rule fig6:
     params:
         labels=list(FIG6_MODELS),
         alpha=config["bounds"]["alpha"],
-        stem=f"{FIG}/fig6",
     script:
         "../scripts/fig6.py"
-
-
-def figure_targets():
-    figs = figure_outputs(
-        "fig3a",
-        "fig3b",
-        "fig3c",
-        "fig3d",
-        "fig3e",
-        "fig3f",
-        "fig4a",
-        "fig4b",
-        "fig5a",
-        "fig5b",
-        "fig5c",
-        "fig6",
-    )
-    return figs + [f"{TAB}/table1.csv", f"{TAB}/table2.csv"]

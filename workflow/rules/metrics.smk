@@ -1,15 +1,5 @@
 # Teacher-forced log-probabilities, TOFU's forget quality and model utility, and DCUE.
 
-LOGPROB_SETS = [
-    "forget01",
-    "forget05",
-    "forget10",
-    "retain",
-    "holdout",
-    "real_authors",
-    "world_facts",
-]
-
 
 rule logprobs:
     input:
@@ -31,29 +21,6 @@ rule logprobs:
         threads=config["threads"]["eval"],
     script:
         "../scripts/logprobs.py"
-
-
-def tofu_forget_split(model):
-    """The forget split a model's forget quality is measured on ('' for the saga model)."""
-    method, split = model_recipe(model)
-    if split == "saga":
-        return ""
-    return split or T1["split"]
-
-
-def tofu_inputs(wc):
-    split = tofu_forget_split(wc.model)
-    lp = f"{OUT}/logprobs/{wc.model}"
-    inputs = {
-        "retain": f"{lp}/retain.parquet",
-        "real_authors": f"{lp}/real_authors.parquet",
-        "world_facts": f"{lp}/world_facts.parquet",
-        "greedy": f"{OUT}/metrics/{wc.model}/greedy.csv",
-    }
-    if split:
-        inputs["forget"] = f"{lp}/{split}.parquet"
-        inputs["reference"] = f"{OUT}/logprobs/reference_{split}/{split}.parquet"
-    return inputs
 
 
 rule tofu_metrics:
@@ -93,3 +60,30 @@ rule dcue:
         recipe=lambda wc: model_recipe(wc.model),
     script:
         "../scripts/dcue.py"
+
+
+rule dcue_vs_fq:
+    input:
+        lambda wc: [
+            f"{OUT}/metrics/{m}/{kind}.csv"
+            for m in dcue_models()
+            for kind in ("dcue", "tofu")
+        ],
+    output:
+        table=report(
+            f"{OUT}/tables/dcue_vs_fq.csv",
+            caption="../report/dcue.rst",
+            category="Tables",
+        ),
+        figure=multiext(f"{OUT}/figures/dcue_vs_fq", ".png", ".pdf"),
+    log:
+        f"{OUT}/logs/figures/dcue_vs_fq.log",
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        parts=lambda wc: {
+            m: (f"{OUT}/metrics/{m}/dcue.csv", f"{OUT}/metrics/{m}/tofu.csv")
+            for m in dcue_models()
+        },
+    script:
+        "../scripts/dcue_vs_fq.py"

@@ -9,7 +9,7 @@ with log_to(sm.log[0]):
         sm.input.bounds,
         sm.input.scores,
         sm.input.evalset,
-        sm.params.stem,
+        sm.output[0][: -len(".png")],
         sm.output.table[: -len(".csv")],
         alpha=sm.params.alpha,
     )

@@ -5,12 +5,14 @@ from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 p = sm.params
+fig = sm.output[0].rsplit("/", 1)[0]
+tab = sm.output.tables[0].rsplit("/", 1)[0]
 with log_to(sm.log[0]):
     make_fig4(
         p.runs["lambda_f"],
         p.runs["temperature"],
-        f"{p.fig}/fig4a",
-        f"{p.tab}/fig4a",
-        f"{p.fig}/fig4b",
-        f"{p.tab}/fig4b",
+        f"{fig}/fig4a",
+        f"{tab}/fig4a",
+        f"{fig}/fig4b",
+        f"{tab}/fig4b",
     )

@@ -8,6 +8,6 @@ with log_to(sm.log[0]):
     make_fig5a(
         sm.params.runs["runs"],
         sm.params.runs["npo"],
-        sm.params.stem,
+        sm.output[0][: -len(".png")],
         sm.output.table[: -len(".csv")],
     )

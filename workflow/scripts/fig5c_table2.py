@@ -8,7 +8,7 @@ with log_to(sm.log[0]):
     make_fig5c_table2(
         sm.params.runs["random"],
         sm.params.runs["grid"],
-        sm.params.stem,
+        sm.output[0][: -len(".png")],
         sm.output.table[: -len(".csv")],
         sm.output.table2,
         sm.output.render[0][: -len(".md")],

@@ -9,7 +9,7 @@ with log_to(sm.log[0]):
     make_fig6(
         dict(zip(labels, sm.input.scores, strict=True)),
         dict(zip(labels, sm.input.bounds, strict=True)),
-        sm.params.stem,
+        sm.output[0][: -len(".png")],
         sm.output.table[: -len(".csv")],
         alpha=sm.params.alpha,
     )

@@ -269,3 +269,48 @@ def ensure_parent(*paths: str) -> None:
     """Create the parent folders of output paths."""
     for p in paths:
         Path(p).parent.mkdir(parents=True, exist_ok=True)
+
+
+def make_dcue_vs_fq(parts: Mapping[str, tuple[str, str]], csv_path: str, out_stem: str) -> None:
+    """DCUE beside TOFU's forget quality for every unlearned model (model → (dcue csv, tofu csv)).
+
+    DCUE needs no retrained model (practicality); ``dcue_pvalue_alltokens`` is the same test on all
+    answer tokens instead of the core tokens (exactness).
+    """
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for model, (dcue_csv, tofu_csv) in parts.items():
+        rows.append(
+            {
+                "model": model,
+                "forget_quality": _metric(tofu_csv, "forget_quality"),
+                "dcue_pvalue": _metric(dcue_csv, "dcue_pvalue"),
+                "dcue_pvalue_alltokens": _metric(dcue_csv, "dcue_pvalue_alltokens"),
+            }
+        )
+    df = pl.DataFrame(rows).sort("model")
+    plots.save_table(df, csv_path[: -len(".csv")] if csv_path.endswith(".csv") else csv_path)
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    eps = 1e-300
+    ax.scatter(
+        np.maximum(df["forget_quality"], eps),
+        np.maximum(df["dcue_pvalue"], eps),
+        label="DCUE (core tokens)",
+        marker="o",
+    )
+    ax.scatter(
+        np.maximum(df["forget_quality"], eps),
+        np.maximum(df["dcue_pvalue_alltokens"], eps),
+        label="DCUE (all answer tokens)",
+        marker="x",
+    )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("TOFU forget quality (KS p-value vs retrained model)")
+    ax.set_ylabel("DCUE p-value (no retrained model)")
+    ax.set_title("DCUE vs forget quality, one point per unlearned model")
+    lim = [min(ax.get_xlim()[0], ax.get_ylim()[0]), 1.5]
+    ax.plot(lim, lim, color="grey", lw=0.8, ls=":", label="equal")
+    ax.legend(loc="best", fontsize=9)
+    plots.save_figure(fig, out_stem)
