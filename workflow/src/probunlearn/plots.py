@@ -975,7 +975,7 @@ def fig6_alignment(
         for ax in axes[1, 1:]:
             ax.set_yticklabels([])
         fig.suptitle(
-            f"Alignment: sampled vs. greedy harmfulness (top) and binary bound M_bin over all "
+            f"Alignment: sampled vs. greedy harmfulness (top)\nand binary bound M_bin over all "
             f"harmful requests (bottom, α = {_fmt_num(a)})"
         )
         fig.legend(handles=_mbin_legend_handles("harmful"), loc="outside lower center", ncols=3)
