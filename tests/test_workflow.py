@@ -170,6 +170,7 @@ def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
     score_dir = work / "results/tiny/scores/target/forget10/main"
     shutil.rmtree(shard_dir)
     shutil.rmtree(score_dir)
+    (work / target).unlink()
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "snakemake", "--cores", "1", target],

@@ -158,7 +158,8 @@ def sampled_runs():
     t1 = table1_models()
     for method, model in t1.items():
         runs.add((model, T1["split"], "main"))
-        runs |= {(model, s, "utility") for s in ("real_authors", "world_facts")}
+        if T1["sample_utility"]:
+            runs |= {(model, s, "utility") for s in ("real_authors", "world_facts")}
     if "npo_eo" in t1:
         runs.add((t1["npo_eo"], T1["split"], "ats"))
     sw = UL["lambda_f_sweep"]

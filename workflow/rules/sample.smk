@@ -9,6 +9,8 @@ rule sample_shard:
         f"{OUT}/samples/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.parquet",
     log:
         f"{OUT}/logs/sample/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/sample/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["eval"]

@@ -10,6 +10,8 @@ rule pretrain:
         directory(f"{OUT}/models/pretrained"),
     log:
         f"{OUT}/logs/pretrain.log",
+    benchmark:
+        f"{OUT}/benchmarks/pretrain.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]
@@ -34,6 +36,8 @@ rule target:
         directory(f"{OUT}/models/target"),
     log:
         f"{OUT}/logs/target.log",
+    benchmark:
+        f"{OUT}/benchmarks/target.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]
@@ -58,6 +62,8 @@ rule reference:
         directory(f"{OUT}/models/reference_{{split}}"),
     log:
         f"{OUT}/logs/reference_{{split}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/reference_{{split}}.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]

@@ -11,6 +11,8 @@ rule unlearn:
         history=f"{OUT}/unlearning/{{model}}.csv",
     log:
         f"{OUT}/logs/unlearn/{{model}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/unlearn/{{model}}.tsv"
     wildcard_constraints:
         model=UNLEARNED_PATTERN,
     conda:
