@@ -198,3 +198,12 @@ def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
         assert (work / target).read_bytes() == reference
     finally:
         write_config(work, cfg)
+
+
+def test_report_has_every_figure(tiny_run):
+    work, _ = tiny_run
+    proc = snakemake(work, "--report", "report.html")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = (work / "report.html").read_text(errors="ignore")
+    for name in ("fig3a", "fig4b", "fig6", "table1"):
+        assert name in html, name

@@ -1,4 +1,6 @@
 # Shared helpers: config validation, paths and the recipe behind each model name.
+import os
+
 from probunlearn.config import validate_config
 
 validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
@@ -297,11 +299,16 @@ def table1_scores():
     return out
 
 
+def caption(name):
+    """Absolute path of a report caption in workflow/report/."""
+    return os.path.join(workflow.basedir, "workflow", "report", f"{name}.rst")
+
+
 def figure_outputs(*names):
     """PNG (in the report, captioned from workflow/report/) and PDF of each figure."""
     out = []
     for n in names:
-        png = report(f"{FIG}/{n}.png", caption=f"../report/{n}.rst", category="Figures")
+        png = report(f"{FIG}/{n}.png", caption=caption(n), category="Figures")
         out += [png, f"{FIG}/{n}.pdf"]
     return out
 

@@ -33,7 +33,7 @@ rule metrics_table:
     output:
         table=report(
             f"{OUT}/tables/metrics.csv",
-            caption="../report/metrics.rst",
+            caption=caption("metrics"),
             category="Tables",
         ),
     log:

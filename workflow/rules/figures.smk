@@ -5,9 +5,7 @@ rule table1:
     input:
         lambda wc: list(table1_scores().values()),
     output:
-        csv=report(
-            f"{TAB}/table1.csv", caption="../report/table1.rst", category="Tables"
-        ),
+        csv=report(f"{TAB}/table1.csv", caption=caption("table1"), category="Tables"),
         render=multiext(f"{TAB}/table1", ".md", ".png"),
     log:
         f"{OUT}/logs/figures/table1.log",
@@ -116,9 +114,7 @@ rule fig5c_table2:
     output:
         figure_outputs("fig5c"),
         table=f"{TAB}/fig5c.csv",
-        table2=report(
-            f"{TAB}/table2.csv", caption="../report/table2.rst", category="Tables"
-        ),
+        table2=report(f"{TAB}/table2.csv", caption=caption("table2"), category="Tables"),
         render=multiext(f"{TAB}/table2", ".md", ".png"),
     log:
         f"{OUT}/logs/figures/fig5c_table2.log",

@@ -72,7 +72,7 @@ rule dcue_vs_fq:
     output:
         table=report(
             f"{OUT}/tables/dcue_vs_fq.csv",
-            caption="../report/dcue.rst",
+            caption=caption("dcue"),
             category="Tables",
         ),
         figure=multiext(f"{OUT}/figures/dcue_vs_fq", ".png", ".pdf"),
