@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from probunlearn import metrics_io
 from probunlearn.rows import read_rows, write_parquet_atomic
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
 Span = tuple[int, int]
 Extractor = Callable[[str, str], Sequence[Span]]
 
-METRIC_COLUMNS = ["model", "method", "split", "evalset", "metric", "value"]
+METRIC_COLUMNS = metrics_io.METRIC_COLUMNS
 
 # A small English stopword list (function words: articles, pronouns, auxiliaries, prepositions,
 # conjunctions, common adverbs). "yes"/"no" are deliberately absent: they are the core of yes/no answers.
@@ -485,19 +486,9 @@ def check_disjoint(
 
 
 def write_metric_rows(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike) -> Path:
-    """Write metric rows (model, method, split, evalset, metric, value) as CSV, atomically."""
-    schema = {c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
-    df = pl.DataFrame([{c: r[c] for c in METRIC_COLUMNS} for r in rows], schema=schema)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        df.write_csv(tmp, float_precision=6)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return out
+    """Write metric rows (the long table's columns) as CSV, atomically."""
+    metrics_io.write_metrics([dict(r) for r in rows], path)
+    return Path(path)
 
 
 def _aligned(conf: pl.DataFrame, ids: list[str]) -> np.ndarray:

@@ -35,6 +35,8 @@ import numpy as np
 import polars as pl
 from scipy import special, stats
 
+from probunlearn import metrics_io
+
 __all__ = [
     "METRIC_COLUMNS",
     "TOFU_EVAL_SIZE",
@@ -50,7 +52,7 @@ __all__ = [
     "truth_ratio_score",
 ]
 
-METRIC_COLUMNS = ["model", "method", "split", "evalset", "metric", "value"]
+METRIC_COLUMNS = metrics_io.METRIC_COLUMNS
 TOFU_EVAL_SIZE = 300  # TOFU's ds_size: questions per eval set in its reference evaluation
 UTILITY_KEYS = (
     "retain_prob",
@@ -304,18 +306,8 @@ def tofu_stats_from_logprobs(
 
 
 def _write_metrics(rows: list[dict], path: str | os.PathLike) -> Path:
-    schema = {c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
-    df = pl.DataFrame(rows, schema=schema)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        df.write_csv(tmp, float_precision=6)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return out
+    metrics_io.write_metrics(rows, path)
+    return Path(path)
 
 
 def _rouge_values(
