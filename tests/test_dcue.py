@@ -355,6 +355,29 @@ def test_llm_extractor_runs_and_falls_back(tiny_lm):
     assert spans == {"j": [(36, 41)], "k": [(0, 5)]}
 
 
+def test_run_dcue_uses_the_configured_llm_extractor(tiny_lm, tmp_path):
+    """Rows without a recorded span: run_dcue builds the LLM extractor from core_model and prompts."""
+    a = "Born in Town1."
+    ents = [(f"f{i}", a, [[0, 4], [5, 7], [8, 13], [13, 14]]) for i in range(6)]
+    vents = [(f"v{i}", a, [[0, 4], [5, 7], [8, 13], [13, 14]]) for i in range(6)]
+    f_rows = rows.to_frame([_row(e[0], "Where was she born?", a, "author") for e in ents])
+    v_rows = rows.to_frame([_row(e[0], "Where was she born?", a, "holdout") for e in vents])
+    rows.write_parquet_atomic(f_rows, tmp_path / "f.parquet")
+    rows.write_parquet_atomic(v_rows, tmp_path / "v.parquet")
+    paths = []
+    for name, ent in (("of", ents), ("uf", ents), ("ov", vents), ("uv", vents)):
+        paths.append(tmp_path / f"{name}.parquet")
+        _lp_table([(i, t, o, [0.9, 0.9, 0.5, 0.9]) for i, t, o in ent]).write_parquet(paths[-1])
+    args = (*paths, tmp_path / "f.parquet", tmp_path / "v.parquet", tmp_path / "out.csv")
+    kw = dict(model_name="m", method="npo", split="forget10", core_model=str(tiny_lm))
+    with pytest.raises(ValueError, match="reformulation_prompt.*placeholder"):
+        dcue.run_dcue(*args, **kw, core_prompts={"reformulation_prompt": "no slots"})
+    vals = dcue.run_dcue(
+        *args, **kw, core_prompts={"reformulation_prompt": None, "core_prompt": "Core of {answer}:"}
+    )
+    assert math.isfinite(vals["dcue_pvalue"]) and 0.0 <= vals["dcue_core_fallback"] <= 1.0
+
+
 def test_llm_extractor_checks_prompts(tiny_lm):
     with pytest.raises(ValueError, match="placeholder"):
         dcue.LLMCoreExtractor(str(tiny_lm), reformulation_prompt="no slots", device="cpu")

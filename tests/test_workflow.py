@@ -7,6 +7,7 @@ change settings, and kill a sampling run half-way.
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import signal
@@ -95,6 +96,13 @@ def test_metrics_table(tiny_run):
         (pl.col("metric") == "forget_quality") & (pl.col("model") == "reference_forget10")
     )
     assert fq["value"].to_list() == [1.0]
+    # the robustness check of DCUE's meta-evaluation: post-processed Table 1 models (tiny: npo, rmu)
+    post = df.filter(pl.col("setting") == "postfinetune")
+    assert set(post["model"]) == {"npo-forget10-f0-r0", "rmu-forget10-f0-r0"}
+    assert {"forget_quality", "dcue_pvalue"} <= set(post["metric"])
+    meta = pl.read_csv(work / "results/tiny/tables/dcue_meta.csv")
+    assert meta["metric"].to_list() == ["dcue_pvalue", "dcue_pvalue_alltokens", "forget_quality"]
+    assert meta["n_models_robustness"].to_list() == [2, 2, 2]
     for m in ("pretrained", "target", "reference_forget10", "npo-forget10-f0-r0"):
         assert (work / f"results/tiny/models/{m}/model.safetensors").exists()
 
@@ -148,17 +156,44 @@ def test_changed_hyperparameter_reruns_exactly_its_models(tiny_run):
         proc = snakemake(work, "-n", "--quiet", "rules")
         jobs = job_counts(proc.stdout + proc.stderr)
         assert set(jobs) - {"all", "total"} == {"table1"}, jobs
+        changed["figures"]["gen_points"] = cfg["figures"]["gen_points"] + 10
+        write_config(work, changed)
+        proc = snakemake(work, "-n", "--quiet", "rules")
+        jobs = job_counts(proc.stdout + proc.stderr)
+        assert set(jobs) - {"all", "total"} == {"table1", "fig3_tofu"}, jobs
+        # a changed chunk size reruns every shard, also shard-0 whose path is unchanged (the params
+        # of sample_shard form one dict: Snakemake compares params as a set of values, in which
+        # chunk_size 4 -> 1 would hide beside n = 4 and threads = 1)
+        changed = yaml.safe_load(yaml.safe_dump(cfg))
+        changed["sampling"]["chunk_size"] = 1
+        write_config(work, changed)
+        proc = snakemake(work, "-n")
+        shard0 = "samples/npo_eo-forget10-f1-r0/world_facts/utility/shard-0.parquet"
+        assert shard0 in proc.stdout, proc.stdout[-3000:]
     finally:
         write_config(work, cfg)
+
+
+def _metadata(work: Path, fragment: str) -> list[Path]:
+    """Snakemake's records of finished job outputs whose path contains ``fragment``."""
+    meta = work / ".snakemake" / "metadata"
+    found = []
+    for f in meta.glob("*") if meta.exists() else []:
+        try:
+            name = base64.urlsafe_b64decode(f.name + "=" * (-len(f.name) % 4)).decode()
+        except ValueError:
+            continue
+        if fragment in name:
+            found.append(f)
+    return found
 
 
 def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
     """SIGKILL a sampling run half-way; the re-run writes only the missing shards.
 
-    Snakemake registers a job as complete only after its output is in place; the first score
-    shard exists only once a sample shard has been registered, so the kill comes after at least
-    one complete shard. Chunk size 1 instead of the run's 4 also shows that chunking changes no
-    sample: the joined scores table is byte-identical.
+    Snakemake registers a job as complete (writes its metadata) only after its output is in place;
+    the kill comes once a sample shard has been registered. Chunk size 1 instead of the run's 4 also
+    shows that chunking changes no sample: the joined scores table is byte-identical.
     """
     work, cfg = tiny_run
     small = yaml.safe_load(yaml.safe_dump(cfg))
@@ -167,10 +202,10 @@ def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
     target = "results/tiny/scores/target/forget10/main.parquet"
     reference = (work / target).read_bytes()
     shard_dir = work / "results/tiny/samples/target/forget10/main"
-    score_dir = work / "results/tiny/scores/target/forget10/main"
     shutil.rmtree(shard_dir)
-    shutil.rmtree(score_dir)
     (work / target).unlink()
+    for f in _metadata(work, "samples/target/forget10/main/"):  # records of the deleted shards
+        f.unlink()
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "snakemake", "--cores", "1", target],
@@ -180,7 +215,7 @@ def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
             start_new_session=True,
         )
         deadline = time.time() + 300
-        while time.time() < deadline and not list(score_dir.glob("shard-*.parquet")):
+        while time.time() < deadline and not _metadata(work, "samples/target/forget10/main/"):
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -5,6 +5,37 @@ from probunlearn.config import validate_config
 
 validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
 
+
+# ---- resources of the GPU rules ---------------------------------------------------------------
+# pretrain, target, reference, unlearn, postfinetune, sample_shard and evaluate declare gpu=1 and a
+# memory and runtime that grow with each retry (`--retries`; the slurm profile sets 3). On SLURM,
+# gpu=1 is `--gpus=1`; workflow/profiles/slurm sizes these rules up for the real presets.
+def gpu_mem_mb(wildcards, attempt):
+    return 2000 * attempt
+
+
+def gpu_runtime(wildcards, attempt):
+    """Minutes."""
+    return 60 * attempt
+
+
+def gpus_present():
+    """The GPUs this machine shows: those in CUDA_VISIBLE_DEVICES if set, else NVIDIA's devices."""
+    import glob
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
+    # /dev/nvidia0, /dev/nvidia1, ...: device files, not a path of the workflow's
+    return len(glob.glob(os.path.join(os.sep, "dev", "nvidia[0-9]*")))
+
+
+# A local run runs at most one GPU rule per GPU present at a time; with no GPU, the GPU rules are
+# capped to gpu=0 and run on the CPU, as many at once as the cores allow. `--resources gpu=N`
+# overrides; a cluster executor is not capped here (each job gets its own GPU there).
+if workflow.local_exec and "gpu" not in workflow.global_resources:
+    workflow.register_resource("gpu", gpus_present())
+
 RUN = config["run"]
 OUT = f"results/{RUN}"
 TEMPLATE = config["template"]
@@ -62,7 +93,10 @@ def all_targets():
 def metric_parts():
     tofu = expand(f"{OUT}/metrics/{{model}}/tofu.csv", model=all_models())
     dcue = expand(f"{OUT}/metrics/{{model}}/dcue.csv", model=dcue_models())
-    return greedy_parts() + sampled_parts() + tofu + dcue
+    pft = expand(
+        f"{OUT}/metrics/{{model}}/postfinetune.csv", model=postfinetune_models()
+    )
+    return greedy_parts() + sampled_parts() + tofu + dcue + pft
 
 
 # ---- unlearned models: names encode the recipe ------------------------------------------------
@@ -229,6 +263,15 @@ def max_new_tokens(evalset):
 def dcue_models():
     """Unlearned models of the author splits (DCUE needs core spans and a holdout set)."""
     return [m for m in unlearned_models() if parse_unlearned(m)["split"] != "saga"]
+
+
+PFT = config["dcue"]["postfinetune"]
+
+
+def postfinetune_models():
+    """Table 1 models whose forget quality and DCUE are re-measured after a short fine-tune."""
+    t1 = table1_models()
+    return [t1[m] for m in PFT["methods"] if m in t1]
 
 
 def unlearn_hparams(model):

@@ -1,30 +1,44 @@
-# Greedy evaluation of every model and the long metrics table.
+# Greedy evaluation and teacher-forced log-probabilities of every model, and the long metrics table.
 
 
-rule greedy_eval:
+rule evaluate:
     input:
         model=f"{OUT}/models/{{model}}",
-        evalsets=expand(
-            f"{OUT}/data/{{evalset}}.parquet",
-            evalset=GREEDY_SETS,
-        ),
+        greedy_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=GREEDY_SETS),
+        logprob_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=LOGPROB_SETS),
     output:
         metrics=f"{OUT}/metrics/{{model}}/greedy.csv",
         answers=f"{OUT}/greedy/{{model}}.parquet",
+        logprobs=expand(
+            f"{OUT}/logprobs/{{{{model}}}}/{{evalset}}.parquet", evalset=LOGPROB_SETS
+        ),
     log:
-        f"{OUT}/logs/greedy_eval/{{model}}.log",
+        f"{OUT}/logs/evaluate/{{model}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/evaluate/{{model}}.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["eval"]
+    resources:
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
     params:
         recipe=lambda wc: model_recipe(wc.model),
-        evalsets=GREEDY_SETS,
-        template=lambda wc: TEMPLATE,
-        max_new_tokens=config["greedy_eval"]["max_new_tokens"],
-        batch_size=config["greedy_eval"]["batch_size"],
-        threads=config["threads"]["eval"],
+        greedy_sets=GREEDY_SETS,
+        # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
+        run=canon(
+            {
+                "template": TEMPLATE,
+                "max_new_tokens": config["greedy_eval"]["max_new_tokens"],
+                "batch_size": config["greedy_eval"]["batch_size"],
+                "dtype": config["dtype"],
+                "device": config["device"],
+                "threads": config["threads"]["eval"],
+            }
+        ),
     script:
-        "../scripts/greedy_eval.py"
+        "../scripts/evaluate.py"
 
 
 rule metrics_table:

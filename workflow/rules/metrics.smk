@@ -1,26 +1,4 @@
-# Teacher-forced log-probabilities, TOFU's forget quality and model utility, and DCUE.
-
-
-rule logprobs:
-    input:
-        model=f"{OUT}/models/{{model}}",
-        evalsets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=LOGPROB_SETS),
-    output:
-        expand(
-            f"{OUT}/logprobs/{{{{model}}}}/{{evalset}}.parquet", evalset=LOGPROB_SETS
-        ),
-    log:
-        f"{OUT}/logs/logprobs/{{model}}.log",
-    conda:
-        "../../envs/torch.yaml"
-    threads: config["threads"]["eval"]
-    params:
-        template=lambda wc: TEMPLATE,
-        dtype=config["dtype"],
-        device=config["device"],
-        threads=config["threads"]["eval"],
-    script:
-        "../scripts/logprobs.py"
+# TOFU's forget quality and model utility, and DCUE (from the log-probabilities of rule evaluate).
 
 
 rule tofu_metrics:
@@ -58,8 +36,56 @@ rule dcue:
         "../../envs/analysis.yaml"
     params:
         recipe=lambda wc: model_recipe(wc.model),
+        core_model=config["dcue"]["core_model"],
+        core_model_revision=config["dcue"]["core_model_revision"],
+        core_prompts={
+            k: config["dcue"][k] for k in ("reformulation_prompt", "core_prompt")
+        },
     script:
         "../scripts/dcue.py"
+
+
+rule postfinetune:
+    input:
+        model=f"{OUT}/models/{{model}}",
+        unrelated=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=PFT["data"]),
+        forget_rows=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
+        val_rows=f"{OUT}/data/holdout.parquet",
+        orig_forget=lambda wc: f"{OUT}/logprobs/target/{parse_unlearned(wc.model)['split']}.parquet",
+        orig_val=f"{OUT}/logprobs/target/holdout.parquet",
+        reference=lambda wc: (
+            f"{OUT}/logprobs/reference_{parse_unlearned(wc.model)['split']}/"
+            f"{parse_unlearned(wc.model)['split']}.parquet"
+        ),
+    output:
+        forget=f"{OUT}/postfinetune/{{model}}/forget.parquet",
+        val=f"{OUT}/postfinetune/{{model}}/holdout.parquet",
+        metrics=f"{OUT}/metrics/{{model}}/postfinetune.csv",
+    log:
+        f"{OUT}/logs/postfinetune/{{model}}.log",
+    benchmark:
+        f"{OUT}/benchmarks/postfinetune/{{model}}.tsv"
+    wildcard_constraints:
+        model=UNLEARNED_PATTERN,
+    conda:
+        "../../envs/torch.yaml"
+    threads: config["threads"]["train"]
+    resources:
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
+    params:
+        recipe=lambda wc: model_recipe(wc.model),
+        train=canon({k: v for k, v in PFT.items() if k not in ("methods", "data")}),
+        run=canon(
+            {
+                "seed": config["seed"],
+                "template": TEMPLATE,
+                "threads": config["threads"]["train"],
+            }
+        ),
+    script:
+        "../scripts/postfinetune.py"
 
 
 rule dcue_vs_fq:
@@ -69,10 +95,16 @@ rule dcue_vs_fq:
             for m in dcue_models()
             for kind in ("dcue", "tofu")
         ],
+        expand(f"{OUT}/metrics/{{model}}/postfinetune.csv", model=postfinetune_models()),
     output:
         table=report(
             f"{OUT}/tables/dcue_vs_fq.csv",
             caption=caption("dcue"),
+            category="Tables",
+        ),
+        meta=report(
+            f"{OUT}/tables/dcue_meta.csv",
+            caption=caption("dcue_meta"),
             category="Tables",
         ),
         figure=multiext(f"{OUT}/figures/dcue_vs_fq", ".png", ".pdf"),
@@ -84,6 +116,9 @@ rule dcue_vs_fq:
         parts=lambda wc: {
             m: (f"{OUT}/metrics/{m}/dcue.csv", f"{OUT}/metrics/{m}/tofu.csv")
             for m in dcue_models()
+        },
+        postfinetune=lambda wc: {
+            m: f"{OUT}/metrics/{m}/postfinetune.csv" for m in postfinetune_models()
         },
     script:
         "../scripts/dcue_vs_fq.py"

@@ -1,4 +1,4 @@
-# Sampling in per-prompt shards, scoring per shard, and per-prompt bounds per (model, set, setting).
+# Sampling in per-prompt shards; scoring of the shards and per-prompt bounds per (model, set, setting).
 
 
 rule sample_shard:
@@ -15,58 +15,50 @@ rule sample_shard:
         "../../envs/torch.yaml"
     threads: config["threads"]["eval"]
     resources:
-        mem_mb=2000,
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
     params:
-        n=lambda wc: sampling_setting(wc.setting)["n"],
-        temperature=lambda wc: sampling_setting(wc.setting)["temperature"],
-        adaptive_threshold=lambda wc: (
-            config["sampling"]["adaptive_threshold"]
-            if sampling_setting(wc.setting)["adaptive"]
-            else None
+        # one dict: Snakemake compares a rule's params as a set of values, so two scalar
+        # params that swap or share a value (chunk_size 4 -> 1 beside threads 1) would look unchanged
+        sampling=lambda wc: canon(
+            {
+                "n": sampling_setting(wc.setting)["n"],
+                "temperature": sampling_setting(wc.setting)["temperature"],
+                "adaptive_threshold": (
+                    config["sampling"]["adaptive_threshold"]
+                    if sampling_setting(wc.setting)["adaptive"]
+                    else None
+                ),
+                "top_p": config["sampling"]["top_p"],
+                "max_new_tokens": max_new_tokens(wc.evalset),
+                "chunk_size": config["sampling"]["chunk_size"],
+                "batch_size": config["sampling"]["batch_size"],
+                "base_seed": config["seed"],
+                "template": TEMPLATE,
+                "dtype": config["dtype"],
+                "device": config["device"],
+                "threads": config["threads"]["eval"],
+            }
         ),
-        top_p=config["sampling"]["top_p"],
-        max_new_tokens=lambda wc: max_new_tokens(wc.evalset),
-        chunk_size=config["sampling"]["chunk_size"],
-        batch_size=config["sampling"]["batch_size"],
-        seed=config["seed"],
-        template=lambda wc: TEMPLATE,
-        dtype=config["dtype"],
-        device=config["device"],
-        threads=config["threads"]["eval"],
     script:
         "../scripts/sample_shard.py"
 
 
-rule score_shard:
+rule score:
     input:
-        samples=f"{OUT}/samples/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.parquet",
+        samples=lambda wc: samples_paths(wc.model, wc.evalset, wc.setting),
         evalset=f"{OUT}/data/{{evalset}}.parquet",
-    output:
-        f"{OUT}/scores/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.parquet",
-    log:
-        f"{OUT}/logs/score/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.log",
-    conda:
-        "../../envs/analysis.yaml"
-    script:
-        "../scripts/score_shard.py"
-
-
-rule summarize_scores:
-    input:
-        lambda wc: expand(
-            f"{OUT}/scores/{wc.model}/{wc.evalset}/{wc.setting}/shard-{{k}}.parquet",
-            k=shards(wc.evalset),
-        ),
     output:
         scores=f"{OUT}/scores/{{model}}/{{evalset}}/{{setting}}.parquet",
         bounds=f"{OUT}/bounds/{{model}}/{{evalset}}/{{setting}}.parquet",
         metrics=f"{OUT}/metrics/{{model}}/{{evalset}}.{{setting}}.csv",
     log:
-        f"{OUT}/logs/summarize/{{model}}/{{evalset}}/{{setting}}.log",
+        f"{OUT}/logs/score/{{model}}/{{evalset}}/{{setting}}.log",
     conda:
         "../../envs/analysis.yaml"
     params:
         recipe=lambda wc: model_recipe(wc.model),
         bounds=canon(config["bounds"]),
     script:
-        "../scripts/summarize_scores.py"
+        "../scripts/score.py"

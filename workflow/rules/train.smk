@@ -14,15 +14,21 @@ rule pretrain:
         f"{OUT}/benchmarks/pretrain.tsv"
     conda:
         "../../envs/torch.yaml"
-    threads: config["threads"]["train"]
+    threads: config["threads"]["pretrain"]
     resources:
-        mem_mb=2000,
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
     params:
         arch=canon(config["model"]),
         train=canon(config["pretrain"]),
-        seed=config["seed"],
-        template=lambda wc: TEMPLATE,
-        threads=config["threads"]["train"],
+        run=canon(
+            {
+                "seed": config["seed"],
+                "template": TEMPLATE,
+                "threads": config["threads"]["pretrain"],
+            }
+        ),
     script:
         "../scripts/pretrain.py"
 
@@ -42,13 +48,20 @@ rule target:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]
     resources:
-        mem_mb=2000,
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
     params:
         train=canon({k: v for k, v in config["finetune"].items() if k != "replay"}),
-        replay=config["finetune"]["replay"],
-        seed=config["seed"],
-        template=lambda wc: TEMPLATE,
-        threads=config["threads"]["train"],
+        # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
+        run=canon(
+            {
+                "replay": config["finetune"]["replay"],
+                "seed": config["seed"],
+                "template": TEMPLATE,
+                "threads": config["threads"]["train"],
+            }
+        ),
     script:
         "../scripts/finetune.py"
 
@@ -68,12 +81,19 @@ rule reference:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]
     resources:
-        mem_mb=2000,
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
     params:
         train=canon({k: v for k, v in config["finetune"].items() if k != "replay"}),
-        replay=config["finetune"]["replay"],
-        seed=config["seed"],
-        template=lambda wc: TEMPLATE,
-        threads=config["threads"]["train"],
+        # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
+        run=canon(
+            {
+                "replay": config["finetune"]["replay"],
+                "seed": config["seed"],
+                "template": TEMPLATE,
+                "threads": config["threads"]["train"],
+            }
+        ),
     script:
         "../scripts/finetune.py"

@@ -19,12 +19,18 @@ rule unlearn:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]
     resources:
-        mem_mb=2000,
+        gpu=1,
+        mem_mb=gpu_mem_mb,
+        runtime=gpu_runtime,
     params:
         recipe=lambda wc: parse_unlearned(wc.model),
         hparams=lambda wc: unlearn_hparams(wc.model),
-        seed=config["seed"],
-        template=lambda wc: TEMPLATE,
-        threads=config["threads"]["train"],
+        run=canon(
+            {
+                "seed": config["seed"],
+                "template": TEMPLATE,
+                "threads": config["threads"]["train"],
+            }
+        ),
     script:
         "../scripts/unlearn.py"

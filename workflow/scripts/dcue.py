@@ -19,4 +19,7 @@ with log_to(sm.log[0]):
         method=method,
         split=split,
         out_confidences=sm.output.confidences,
+        core_model=sm.params.core_model,
+        core_model_revision=sm.params.core_model_revision,
+        core_prompts=sm.params.core_prompts,
     )

@@ -1,8 +1,14 @@
-"""Rule dcue_vs_fq: DCUE beside TOFU's forget quality for every unlearned model."""
+"""Rule dcue_vs_fq: DCUE beside TOFU's forget quality, and DCUE's meta-evaluation."""
 
 from probunlearn.experiments import make_dcue_vs_fq
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    make_dcue_vs_fq(sm.params.parts, sm.output.table, sm.output.figure[0][: -len(".png")])
+    make_dcue_vs_fq(
+        sm.params.parts,
+        sm.output.table,
+        sm.output.figure[0][: -len(".png")],
+        postfinetune=sm.params.postfinetune,
+        meta_csv=sm.output.meta,
+    )

@@ -11,8 +11,5 @@ with log_to(sm.log[0]):
         sm.input.corpus,
         sm.output[0],
         train=sm.params.train,
-        replay=sm.params.replay,
-        seed=sm.params.seed,
-        template=sm.params.template,
-        threads=sm.params.threads,
+        **sm.params.run,
     )

@@ -11,7 +11,5 @@ with log_to(sm.log[0]):
         sm.output[0],
         arch=sm.params.arch,
         train=sm.params.train,
-        seed=sm.params.seed,
-        template=sm.params.template,
-        threads=sm.params.threads,
+        **sm.params.run,
     )

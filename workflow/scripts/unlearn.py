@@ -13,7 +13,5 @@ with log_to(sm.log[0]):
         sm.output.history,
         recipe=sm.params.recipe,
         hparams=sm.params.hparams,
-        seed=sm.params.seed,
-        template=sm.params.template,
-        threads=sm.params.threads,
+        **sm.params.run,
     )

@@ -515,6 +515,7 @@ def run_dcue(
     correction: str = "capped",
     core_model: str | None = None,
     core_model_revision: str | None = None,
+    core_prompts: Mapping[str, str] | None = None,
     extractor: Extractor | None = None,
     out_confidences: str | os.PathLike | None = None,
 ) -> dict[str, float]:
@@ -525,11 +526,14 @@ def run_dcue(
     ``dcue_delta``, ``dcue_pvalue_uncorrected`` and ``dcue_core_fallback`` (fraction of rows without a core
     token); ``evalset`` defaults to ``split``. Core spans come from the rows, else from the LLM extractor
     ``core_model`` (or ``extractor``), else the heuristic; the same spans serve both models.
+    ``core_prompts`` may set ``reformulation_prompt`` and ``core_prompt`` of the LLM extractor (a missing
+    or null prompt keeps the built-in one).
     """
     forget_rows, val_rows = read_rows(forget_rows_path), read_rows(val_rows_path)
     check_disjoint(forget_rows, val_rows)
     if extractor is None and core_model:
-        extractor = LLMCoreExtractor(core_model, revision=core_model_revision)
+        prompts = {k: v for k, v in (core_prompts or {}).items() if v}
+        extractor = LLMCoreExtractor(core_model, revision=core_model_revision, **prompts)
     spans = {**core_spans(forget_rows, extractor), **core_spans(val_rows, extractor)}
     tables = {
         k: pl.read_parquet(p)

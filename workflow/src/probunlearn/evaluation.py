@@ -1,10 +1,9 @@
-"""Greedy evaluation: one greedy answer per question, scored, as rows of metrics.csv."""
+"""Greedy evaluation (one greedy answer per question, scored, as rows of metrics.csv) and the
+teacher-forced log-probabilities of TOFU's metrics and DCUE, for one model in one job."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import polars as pl
 import torch
@@ -12,6 +11,7 @@ from rouge_score import rouge_scorer
 
 from probunlearn import models, qa
 from probunlearn.metrics_io import write_metrics
+from probunlearn.rows import write_parquet_atomic
 
 
 @torch.inference_mode()
@@ -64,8 +64,9 @@ def keyword_hits(texts: Sequence[str], keywords: Sequence[Sequence[str]]) -> lis
     return hits
 
 
-def run_greedy_eval(
-    model_dir: str,
+def greedy_eval(
+    model,
+    tokenizer,
     evalset_paths: Sequence[str],
     out_csv: str,
     out_answers: str,
@@ -77,19 +78,15 @@ def run_greedy_eval(
     template: str,
     max_new_tokens: int,
     batch_size: int = 64,
-    threads: int | None = None,
 ) -> None:
-    """Greedy answers of one model for each eval set → one answers parquet and metric rows."""
-    models.set_threads(threads)
-    tok = models.load_tokenizer(model_dir)
-    model = models.load_model(model_dir, device="auto")
+    """Greedy answers of a loaded model for each eval set → one answers parquet and metric rows."""
     base = {"model": model_name, "method": method, "split": split}
     frames, rows = [], []
     for name, path in zip(evalsets, evalset_paths, strict=True):
         df = pl.read_parquet(path)
         answers = greedy_answers(
             model,
-            tok,
+            tokenizer,
             df["question"].to_list(),
             template=template,
             max_new_tokens=max_new_tokens,
@@ -122,33 +119,64 @@ def run_greedy_eval(
                     "value": float(sum(leak) / len(leak)),
                 }
             )
-    tmp = Path(out_answers).with_name(f".{Path(out_answers).name}.tmp")
-    Path(out_answers).parent.mkdir(parents=True, exist_ok=True)
-    pl.concat(frames).write_parquet(tmp, statistics=False)
-    os.replace(tmp, out_answers)
+    write_parquet_atomic(pl.concat(frames), out_answers)
     write_metrics(rows, out_csv)
 
 
-def run_logprobs_sets(
-    model_dir: str,
+def logprobs_sets(
+    model,
+    tokenizer,
     evalset_paths: Sequence[str],
     out_paths: Sequence[str],
     *,
     template: str,
+    batch_size: int = 64,
+) -> None:
+    """Teacher-forced log-probabilities of a loaded model on several eval sets (one parquet each)."""
+    from probunlearn.sampling import teacher_forced_logprobs
+
+    for src, dst in zip(evalset_paths, out_paths, strict=True):
+        df = teacher_forced_logprobs(
+            model, tokenizer, pl.read_parquet(src), template=template, batch_size=batch_size
+        )
+        write_parquet_atomic(df, dst)
+
+
+def run_evaluation(
+    model_dir: str,
+    *,
+    greedy_paths: Sequence[str],
+    greedy_sets: Sequence[str],
+    out_csv: str,
+    out_answers: str,
+    logprob_paths: Sequence[str],
+    out_logprobs: Sequence[str],
+    model_name: str,
+    method: str,
+    split: str,
+    template: str,
+    max_new_tokens: int,
+    batch_size: int = 64,
     dtype: str = "float32",
     device: str | None = "auto",
     threads: int | None = None,
-    batch_size: int = 64,
 ) -> None:
-    """Teacher-forced log-probabilities of one model on several eval sets (one parquet each)."""
-    from probunlearn.rows import write_parquet_atomic
-    from probunlearn.sampling import teacher_forced_logprobs
-
+    """Rule evaluate: load one model once; greedy answers and teacher-forced log-probabilities."""
     models.set_threads(threads)
     tok = models.load_tokenizer(model_dir)
     model = models.load_model(model_dir, dtype=dtype, device=device)
-    for src, dst in zip(evalset_paths, out_paths, strict=True):
-        df = teacher_forced_logprobs(
-            model, tok, pl.read_parquet(src), template=template, batch_size=batch_size
-        )
-        write_parquet_atomic(df, dst)
+    greedy_eval(
+        model,
+        tok,
+        greedy_paths,
+        out_csv,
+        out_answers,
+        model_name=model_name,
+        method=method,
+        split=split,
+        evalsets=greedy_sets,
+        template=template,
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+    )
+    logprobs_sets(model, tok, logprob_paths, out_logprobs, template=template)

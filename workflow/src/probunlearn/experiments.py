@@ -271,28 +271,94 @@ def ensure_parent(*paths: str) -> None:
         Path(p).parent.mkdir(parents=True, exist_ok=True)
 
 
-def make_dcue_vs_fq(parts: Mapping[str, tuple[str, str]], csv_path: str, out_stem: str) -> None:
-    """DCUE beside TOFU's forget quality for every unlearned model (model → (dcue csv, tofu csv)).
+def dcue_table(
+    parts: Mapping[str, tuple[str, str]], postfinetune: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    """One row per unlearned model: forget quality, DCUE (core and all tokens), and the same after the
+    post-processing fine-tune (``robust_*`` columns, null where the model was not post-processed)."""
+    post = postfinetune or {}
+    rows = []
+    for model, (dcue_csv, tofu_csv) in parts.items():
+        row = {
+            "model": model,
+            "forget_quality": _metric(tofu_csv, "forget_quality"),
+            "dcue_pvalue": _metric(dcue_csv, "dcue_pvalue"),
+            "dcue_pvalue_alltokens": _metric(dcue_csv, "dcue_pvalue_alltokens"),
+        }
+        for m in ("forget_quality", "dcue_pvalue", "dcue_pvalue_alltokens"):
+            row[f"robust_{m}"] = _metric(post[model], m) if model in post else None
+        rows.append(row)
+    schema = {"model": pl.String} | {
+        c: pl.Float64
+        for c in (
+            "forget_quality",
+            "dcue_pvalue",
+            "dcue_pvalue_alltokens",
+            "robust_forget_quality",
+            "robust_dcue_pvalue",
+            "robust_dcue_pvalue_alltokens",
+        )
+    }
+    return pl.DataFrame(rows, schema=schema).sort("model")
+
+
+P_FLOOR = 1e-16
+"""p-values below this are drawn at it and count as it in log-scale shifts (KS p-values that small are
+all "certainly different")."""
+
+
+def dcue_meta(table: pl.DataFrame) -> pl.DataFrame:
+    """DCUE's meta-evaluation on a ``dcue_table``: practicality over all models, robustness over the
+    post-processed ones, and the mean absolute change of log10 p (floored at ``P_FLOOR``) under
+    post-processing."""
+    from probunlearn.dcue import meta_evaluation
+
+    base = meta_evaluation(table.select(pl.exclude("^robust_.*$")))
+    post = table.filter(pl.col("robust_forget_quality").is_not_null())
+    if post.height == 0:
+        return base
+    rob = meta_evaluation(post).select("metric", "robustness", "robustness_spearman", "n_models")
+    shift = []
+    for m in base["metric"]:
+        before = np.log10(np.maximum(post[m].to_numpy(), P_FLOOR))
+        after = np.log10(np.maximum(post[f"robust_{m}"].to_numpy(), P_FLOOR))
+        shift.append({"metric": m, "mean_abs_log10_shift": float(np.mean(np.abs(after - before)))})
+    return (
+        base.drop("robustness", "robustness_spearman")
+        .rename({"n_models": "n_models_practicality"})
+        .join(rob.rename({"n_models": "n_models_robustness"}), on="metric", how="left")
+        .join(pl.DataFrame(shift), on="metric", how="left")
+    )
+
+
+def make_dcue_vs_fq(
+    parts: Mapping[str, tuple[str, str]],
+    csv_path: str,
+    out_stem: str,
+    *,
+    postfinetune: Mapping[str, str] | None = None,
+    meta_csv: str | None = None,
+) -> None:
+    """DCUE beside TOFU's forget quality for every unlearned model (model → (dcue csv, tofu csv)), and
+    the meta-evaluation (``meta_csv``) with the post-processing check (model → postfinetune csv).
 
     DCUE needs no retrained model (practicality); ``dcue_pvalue_alltokens`` is the same test on all
-    answer tokens instead of the core tokens (exactness).
+    answer tokens instead of the core tokens (exactness); ``robust_*`` are the values after a short
+    fine-tune on unrelated data (robustness).
     """
     import matplotlib.pyplot as plt
 
-    rows = []
-    for model, (dcue_csv, tofu_csv) in parts.items():
-        rows.append(
-            {
-                "model": model,
-                "forget_quality": _metric(tofu_csv, "forget_quality"),
-                "dcue_pvalue": _metric(dcue_csv, "dcue_pvalue"),
-                "dcue_pvalue_alltokens": _metric(dcue_csv, "dcue_pvalue_alltokens"),
-            }
-        )
-    df = pl.DataFrame(rows).sort("model")
+    df = dcue_table(parts, postfinetune)
     plots.save_table(df, csv_path[: -len(".csv")] if csv_path.endswith(".csv") else csv_path)
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
-    eps = 1e-300
+    if meta_csv is not None:
+        plots.save_table(dcue_meta(df), meta_csv)
+    post = df.filter(pl.col("robust_forget_quality").is_not_null())
+    eps = P_FLOOR
+    ncols = 2 if post.height else 1
+    fig, axes = plt.subplots(
+        1, ncols, figsize=(6.8 * ncols, 5.2), squeeze=False, layout="constrained"
+    )
+    ax = axes[0, 0]
     ax.scatter(
         np.maximum(df["forget_quality"], eps),
         np.maximum(df["dcue_pvalue"], eps),
@@ -307,10 +373,38 @@ def make_dcue_vs_fq(parts: Mapping[str, tuple[str, str]], csv_path: str, out_ste
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("TOFU forget quality (KS p-value vs retrained model)")
+    ax.set_xlabel(f"TOFU forget quality (KS p-value vs retrained model; < {eps:g} drawn at it)")
     ax.set_ylabel("DCUE p-value (no retrained model)")
-    ax.set_title("DCUE vs forget quality, one point per unlearned model")
-    lim = [min(ax.get_xlim()[0], ax.get_ylim()[0]), 1.5]
+    ax.set_title("(a) DCUE vs forget quality,\none point per unlearned model")
+    lim = [eps / 3, 3.0]
+    ax.set_xlim(lim)
+    ax.set_ylim(lim)
     ax.plot(lim, lim, color="grey", lw=0.8, ls=":", label="equal")
     ax.legend(loc="best", fontsize=9)
+    if post.height:
+        ax = axes[0, 1]
+        y = np.arange(post.height)
+        for off, m, label, color in (
+            (0.12, "forget_quality", "forget quality", "C0"),
+            (-0.12, "dcue_pvalue", "DCUE", "C1"),
+        ):
+            before = np.maximum(post[m].to_numpy(), eps)
+            after = np.maximum(post[f"robust_{m}"].to_numpy(), eps)
+            for yi, b, a in zip(y + off, before, after, strict=True):
+                ax.annotate(
+                    "",
+                    xy=(a, yi),
+                    xytext=(b, yi),
+                    arrowprops={"arrowstyle": "->", "color": color, "lw": 1.2},
+                )
+            ax.scatter(before, y + off, color=color, marker="o", facecolors="none", zorder=3)
+            ax.scatter(after, y + off, color=color, marker="o", label=f"{label}: before → after")
+        ax.set_xscale("log")
+        ax.set_xlim(eps / 3, 3.0)
+        ax.set_yticks(y, post["model"].to_list(), fontsize=8)
+        ax.set_xlabel("p-value (higher = looks more unlearned)")
+        ax.set_title(
+            "(b) robustness: a short fine-tune on unrelated data\n(open: unlearned, filled: after)"
+        )
+        ax.legend(loc="best", fontsize=9)
     plots.save_figure(fig, out_stem)

@@ -13,14 +13,22 @@ METRIC_COLUMNS = ["model", "method", "split", "evalset", "metric", "value", "set
 SCHEMA = {c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
 
 
+def significant(value: float | None, digits: int = 6) -> float | None:
+    """``value`` rounded to ``digits`` significant digits (small p-values keep their magnitude)."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
 def write_metrics(rows: list[dict], path: str | os.PathLike) -> None:
-    """Write metric rows (METRIC_COLUMNS; a missing ``setting`` is "") as CSV, atomically."""
-    rows = [{"setting": "", **r} for r in rows]
+    """Write metric rows (METRIC_COLUMNS; a missing ``setting`` is "") as CSV, atomically.
+
+    Values keep 6 significant digits, so a p-value of 3e-12 is written as such, not as 0.
+    """
+    rows = [{"setting": "", **r, "value": significant(r["value"])} for r in rows]
     df = pl.DataFrame(rows, schema=SCHEMA)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    df.write_csv(tmp, float_precision=6)
+    df.write_csv(tmp)
     os.replace(tmp, out)
 
 

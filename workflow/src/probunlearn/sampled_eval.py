@@ -1,9 +1,10 @@
 """Scoring of sample shards and their per-prompt summaries (bounds) for metrics.csv.
 
-A score shard mirrors a sample shard: one row per (prompt, sample) with ``rougeL_recall`` (against
-the reference answer), ``keyword_leak`` (eval sets with keywords) and ``harm`` (1 − refusal, for the
-request sets). ``summarize_scores`` joins the shards of one (model, eval set, setting) into a scores
-table, bounds every prompt with ``probunlearn.bounds`` and writes the averaged metric rows.
+``score_samples`` scores a sample shard: one row per (prompt, sample) with ``rougeL_recall``
+(against the reference answer), ``keyword_leak`` (eval sets with keywords) and ``harm``
+(1 − refusal, for the request sets). ``summarize_scores`` writes the joined scores of one (model,
+eval set, setting), bounds every prompt with ``probunlearn.bounds`` and writes the averaged metric
+rows. ``run_score`` does both in one job (the workflow's rule ``score``).
 """
 
 from __future__ import annotations
@@ -42,12 +43,6 @@ def score_samples(samples: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     return out
 
 
-def run_score_shard(samples_path: str, evalset_path: str, out_path: str) -> None:
-    """Rule score_shard: score one sample shard."""
-    scores = score_samples(pl.read_parquet(samples_path), pl.read_parquet(evalset_path))
-    write_parquet_atomic(scores, out_path)
-
-
 def score_matrix(scores: pl.DataFrame, column: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(ids, prompts × n matrix of sampled scores, greedy score per prompt)."""
     sampled = scores.filter(~pl.col("greedy")).sort("id", "sample")
@@ -61,7 +56,7 @@ def score_matrix(scores: pl.DataFrame, column: str) -> tuple[list[str], np.ndarr
 
 
 def summarize_scores(
-    shard_paths: Sequence[str],
+    scores: pl.DataFrame,
     out_scores: str,
     out_bounds: str,
     out_metrics: str,
@@ -75,8 +70,7 @@ def summarize_scores(
     bins: int,
     rho: float,
 ) -> None:
-    """Join score shards, bound every prompt, write the averaged metric rows."""
-    scores = pl.concat([pl.read_parquet(p) for p in shard_paths]).sort("id", "sample")
+    """Write the joined scores, bound every prompt, write the averaged metric rows."""
     write_parquet_atomic(scores, out_scores)
     base = {
         "model": model,
@@ -127,3 +121,22 @@ def summarize_scores(
         rows += [{**base, "metric": name, "value": means[key]} for key, name in names.items()]
     write_parquet_atomic(pl.concat(tables, how="diagonal_relaxed"), out_bounds)
     write_metrics(rows, out_metrics)
+
+
+def run_score(
+    sample_paths: Sequence[str],
+    evalset_path: str,
+    out_scores: str,
+    out_bounds: str,
+    out_metrics: str,
+    **summary: object,
+) -> None:
+    """Rule score: score every sample shard of one (model, eval set, setting), then summarize.
+
+    ``summary`` holds the keyword arguments of :func:`summarize_scores` (model, method, split,
+    evalset, setting, alpha, bins, rho).
+    """
+    rows = pl.read_parquet(evalset_path)
+    scored = [score_samples(pl.read_parquet(p), rows) for p in sample_paths]
+    scores = pl.concat(scored).sort("id", "sample")
+    summarize_scores(scores, out_scores, out_bounds, out_metrics, **summary)

@@ -1,13 +1,14 @@
-"""Rule summarize_scores: join score shards, bound every prompt, write metric rows."""
+"""Rule score: score the sample shards of one (model, set, setting), bound every prompt."""
 
-from probunlearn.sampled_eval import summarize_scores
+from probunlearn.sampled_eval import run_score
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe
 with log_to(sm.log[0]):
-    summarize_scores(
-        list(sm.input),
+    run_score(
+        list(sm.input.samples),
+        sm.input.evalset,
         sm.output.scores,
         sm.output.bounds,
         sm.output.metrics,

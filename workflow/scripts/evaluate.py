@@ -1,0 +1,21 @@
+"""Rule evaluate: greedy answers and teacher-forced log-probabilities of one model."""
+
+from probunlearn.evaluation import run_evaluation
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+method, split = sm.params.recipe
+with log_to(sm.log[0]):
+    run_evaluation(
+        sm.input.model,
+        greedy_paths=list(sm.input.greedy_sets),
+        greedy_sets=sm.params.greedy_sets,
+        out_csv=sm.output.metrics,
+        out_answers=sm.output.answers,
+        logprob_paths=list(sm.input.logprob_sets),
+        out_logprobs=list(sm.output.logprobs),
+        model_name=sm.wildcards.model,
+        method=method,
+        split=split,
+        **sm.params.run,
+    )
