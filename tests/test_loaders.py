@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import huggingface_hub
@@ -280,7 +281,7 @@ def test_hp_qa_malformed(tmp_path):
     with pytest.raises(ValueError, match="missing column 'Key Words'"):
         loaders.load_hp_qa(p)
     p.write_text('"Question","Affirmative Response","Key Words"\n"q?","Sure, ","a, b"\n"q2?","x"\n')
-    with pytest.raises(ValueError, match=r"hp_qa_en\.csv: row 3: 2 fields, expected 3"):
+    with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 3: 2 fields, expected 3"):
         loaders.load_hp_qa(p)
     p.write_text('"Question","Affirmative Response","Key Words"\n"q?", "Sure, ", " a ,b,, "\n')
     df = loaders.load_hp_qa(p)  # no generic request to drop: the row is kept
@@ -293,8 +294,132 @@ def test_jbb_malformed(tmp_path):
     with pytest.raises(ValueError, match="missing column 'Category'"):
         loaders.load_jbb("harmful", p)
     p.write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n1,g\n")
-    with pytest.raises(ValueError, match="row 3: 2 fields"):
+    with pytest.raises(ValueError, match="line 3: 2 fields"):
         loaders.load_jbb("harmful", tmp_path)
     p.write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n0,g2,t,b,c\n")
-    with pytest.raises(ValueError, match="duplicate index 'jbb-harmful-0'"):
+    with pytest.raises(
+        ValueError, match="line 3: duplicate index 'jbb-harmful-0' \\(first on line 2\\)"
+    ):
         loaders.load_jbb("harmful", p)
+
+
+# --------------------------------------------------------------------------------------------------------
+# malformed rows in copies of the real files: the error names the file and the line
+
+
+def _corrupt(src: Path, dest: Path, lineno: int, new: str | None) -> Path:
+    """Copy ``src`` to ``dest`` with line ``lineno`` (1-based) replaced by ``new`` (None: deleted)."""
+    lines = src.read_text(encoding="utf-8").split("\n")
+    if new is None:
+        del lines[lineno - 1]
+    else:
+        lines[lineno - 1] = new
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text("\n".join(lines), encoding="utf-8")
+    return dest
+
+
+@needs_data
+def test_tofu_real_file_malformed(tmp_path):
+    d = tmp_path / "tofu"
+    full = TOFU / "full.jsonl"
+    line17 = json.loads(full.read_text().split("\n")[16])
+    _corrupt(full, d / "full.jsonl", 17, json.dumps({"question": line17["question"]}))
+    with pytest.raises(ValueError, match=r"tofu/full\.jsonl: line 17: missing field 'answer'"):
+        loaders.load_tofu("forget10", d)
+    _corrupt(full, d / "full.jsonl", 2001, '{"question": "q", "answer": ')
+    with pytest.raises(ValueError, match=r"tofu/full\.jsonl: line 2001: invalid JSON"):
+        loaders.load_tofu("full", d)
+    _corrupt(full, d / "full.jsonl", 3, "[1, 2]")
+    with pytest.raises(ValueError, match=r"full\.jsonl: line 3: expected a JSON object, got list"):
+        loaders.load_tofu("full", d)
+    shutil.copy(full, d / "full.jsonl")
+    pert = TOFU / "forget01_perturbed.jsonl"
+    obj = json.loads(pert.read_text().split("\n")[4])
+    obj["perturbed_answer"] = obj["perturbed_answer"][0]
+    _corrupt(pert, d / "forget01_perturbed.jsonl", 5, json.dumps(obj))
+    with pytest.raises(
+        ValueError,
+        match=r"forget01_perturbed\.jsonl: line 5: field 'perturbed_answer' must be a list",
+    ):
+        loaders.load_tofu("forget01_perturbed", d)
+    del obj["paraphrased_question"]
+    obj["perturbed_answer"] = [obj["perturbed_answer"]]
+    _corrupt(pert, d / "forget01_perturbed.jsonl", 5, json.dumps(obj))
+    with pytest.raises(ValueError, match=r"line 5: missing field 'paraphrased_question'"):
+        loaders.load_tofu("forget01_perturbed", d)
+
+
+@needs_data
+def test_tofu_json_array_line_numbers(tmp_path):
+    d = tmp_path / "tofu"
+    d.mkdir()
+    recs = [json.loads(x) for x in (TOFU / "world_facts_perturbed.jsonl").read_text().splitlines()]
+    del recs[6]["answer"]
+    # elements spread over two lines each (but the broken one): element 6 starts on line 2·6 + 2
+    body = ",\n".join(
+        json.dumps(r, indent=None).replace(', "answer"', ',\n "answer"', 1) for r in recs
+    )
+    text = "[\n" + body + "\n]\n"
+    (d / "world_facts_perturbed.json").write_text(text)
+    start = (
+        text.split("\n").index(next(x for x in text.split("\n") if recs[6]["question"] in x)) + 1
+    )
+    assert start == 14
+    expected = rf"world_facts_perturbed\.json: line {start}: missing field 'answer'"
+    with pytest.raises(ValueError, match=expected):
+        loaders.load_tofu("world_facts_perturbed", d)
+    (d / "world_facts_perturbed.json").write_text(text.replace("},\n", "}\n", 1))
+    # the missing comma: the error points at the next element, on line 4
+    with pytest.raises(ValueError, match=r"line 4: invalid JSON: expected ',' or ']'"):
+        loaders.load_tofu("world_facts_perturbed", d)
+    (d / "world_facts_perturbed.json").write_text(text + "x")
+    with pytest.raises(ValueError, match="extra data after the array"):
+        loaders.load_tofu("world_facts_perturbed", d)
+
+
+@needs_data
+def test_hp_qa_real_file_malformed(tmp_path):
+    src = SHARED_DATA / "hp_qa" / "hp_qa_en.csv"
+    dest = tmp_path / "hp_qa" / "hp_qa_en.csv"
+    _corrupt(src, dest, 10, '"Which professor teaches Potions in Harry\'s first year?","Indeed, "')
+    with pytest.raises(ValueError, match=r"hp_qa/hp_qa_en\.csv: line 10: 2 fields, expected 3"):
+        loaders.load_hp_qa(dest)
+    _corrupt(src, dest, 12, '"What magical object shows the deepest desires?","Of course, ",""')
+    with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 12: no keywords"):
+        loaders.load_hp_qa(dest)
+    _corrupt(src, dest, 1, '"Question","Affirmative Response","Answer"')
+    with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 1: missing column 'Key Words'"):
+        loaders.load_hp_qa(dest)
+    # a quoted field spanning two lines: later lines keep their physical numbers
+    lines = src.read_text().split("\n")
+    lines[3] = lines[3].replace("two best", "two\nbest", 1)
+    lines[20] = '"Who is the Half-Blood Prince?"'
+    dest.write_text("\n".join(lines))
+    with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 22: 1 fields, expected 3"):
+        loaders.load_hp_qa(dest)
+
+
+@needs_data
+def test_jbb_real_file_malformed(tmp_path):
+    for kind in ("harmful", "benign"):
+        src = SHARED_DATA / "jbb" / f"{kind}-behaviors.csv"
+        dest = tmp_path / "jbb" / f"{kind}-behaviors.csv"
+        header = src.read_text().split("\n")[0]
+        n_fields = len(header.split(","))
+        _corrupt(src, dest, 42, "40,a goal with too few fields")
+        with pytest.raises(
+            ValueError, match=rf"jbb/{kind}-behaviors\.csv: line 42: 2 fields, expected {n_fields}"
+        ):
+            loaders.load_jbb(kind, dest.parent)
+        _corrupt(src, dest, 7, "5," + "," * (n_fields - 2))
+        with pytest.raises(ValueError, match=rf"{kind}-behaviors\.csv: line 7: empty Goal"):
+            loaders.load_jbb(kind, dest.parent)
+        _corrupt(src, dest, 1, header.replace("ategory", "at"))
+        with pytest.raises(ValueError, match=r"line 1: missing column 'Category'"):
+            loaders.load_jbb(kind, dest.parent)
+        lines = src.read_text().split("\n")
+        _corrupt(src, dest, 51, "3" + lines[50][len(lines[50].split(",")[0]) :])
+        expected = rf"line 51: duplicate index 'jbb-{kind}-3' \(first on line 5\)"
+        with pytest.raises(ValueError, match=expected):
+            loaders.load_jbb(kind, dest.parent)

@@ -6,8 +6,9 @@
 
 Every loader reads a local copy when ``source`` is given (a directory laid out as ``../shared/data``);
 otherwise it fetches the file from its public source with ``huggingface_hub.hf_hub_download`` at a pinned
-revision (the named ``*_REVISION`` constants). Malformed input raises ``ValueError`` naming the file and the
-line or row.
+revision (the named ``*_REVISION`` constants); :mod:`probunlearn.downloads` fetches verified copies into
+``resources/`` for them. Malformed input (bad JSON, a missing field, a wrong number of CSV fields, a missing
+column) raises ``ValueError`` naming the file and the line (the line where the record starts).
 
 :data:`PRESETS` documents the real models and data sets used by the presets, with their hub ids and
 revisions ("main" where no commit hash is pinned).
@@ -124,21 +125,54 @@ def _hub_download(repo_id: str, filename: str, revision: str) -> Path:
     )
 
 
+def _json_array_records(path: Path, text: str) -> list[tuple[int, object]]:
+    """(line number where it starts, element) of a JSON array file."""
+    dec = json.JSONDecoder()
+    ws = " \t\r\n"
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in ws:
+            i += 1
+        return i
+
+    def line(i: int) -> int:
+        return text.count("\n", 0, i) + 1
+
+    i = skip(0) + 1  # past "["
+    out: list[tuple[int, object]] = []
+    i = skip(i)
+    if i < len(text) and text[i] == "]":
+        return out
+    while True:
+        try:
+            obj, end = dec.raw_decode(text, i)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: line {e.lineno}: invalid JSON: {e.msg}") from e
+        out.append((line(i), obj))
+        i = skip(end)
+        if i < len(text) and text[i] == ",":
+            i = skip(i + 1)
+            continue
+        if i < len(text) and text[i] == "]":
+            if skip(i + 1) != len(text):
+                raise ValueError(f"{path}: line {line(skip(i + 1))}: extra data after the array")
+            return out
+        raise ValueError(f"{path}: line {line(i)}: invalid JSON: expected ',' or ']'")
+
+
 def _read_json_records(path: Path) -> list[tuple[int, dict]]:
-    """(line number, object) of a JSON-lines file, or of a JSON array file (element index + 1)."""
+    """(line number, object) of a JSON-lines file, or of a JSON array file (the line where each element
+    starts). Malformed input raises ValueError naming the file and the line."""
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as e:
+    except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: cannot read: {e}") from e
     if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: invalid JSON at line {e.lineno}: {e.msg}") from e
-        out = list(enumerate(data, start=1))
+        out = _json_array_records(path, text)
     else:
         out = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        # split on "\n" only: str.splitlines would also split at U+2028 etc. inside JSON strings
+        for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -306,26 +340,42 @@ def load_tofu(
 # CSV helpers
 
 
-def _read_csv(path: Path, **kwargs) -> list[list[str]]:
+def _read_csv_lines(path: Path, **kwargs) -> list[tuple[int, list[str]]]:
+    """(line number where it starts, fields) of each record of a CSV file (blank lines skipped)."""
+    out = []
     try:
         with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f, **kwargs))
-    except OSError as e:
+            reader = csv.reader(f, **kwargs)
+            start = 1
+            while True:
+                try:
+                    rec = next(reader)
+                except StopIteration:
+                    break
+                except csv.Error as e:
+                    raise ValueError(f"{path}: line {reader.line_num}: malformed CSV: {e}") from e
+                if rec:
+                    out.append((start, rec))
+                start = reader.line_num + 1
+    except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: cannot read: {e}") from e
-    except csv.Error as e:
-        raise ValueError(f"{path}: malformed CSV: {e}") from e
-    if not rows:
+    if not out:
         raise ValueError(f"{path}: empty file")
-    return rows
+    return out
 
 
-def _column(path: Path, header: list[str], names: Iterable[str]) -> int:
+def _read_csv(path: Path, **kwargs) -> list[list[str]]:
+    """The records of a CSV file (header first)."""
+    return [rec for _, rec in _read_csv_lines(path, **kwargs)]
+
+
+def _column(path: Path, header: list[str], names: Iterable[str], line: int = 1) -> int:
     lowered = [h.strip().lower() for h in header]
     for name in names:
         if name.lower() in lowered:
             return lowered.index(name.lower())
     names = list(names)
-    raise ValueError(f"{path}: missing column {names[0]!r} (header {header})")
+    raise ValueError(f"{path}: line {line}: missing column {names[0]!r} (header {header})")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -347,7 +397,8 @@ def load_hp_qa(source: str | os.PathLike | None = None) -> pl.DataFrame:
     if source is None:
         raise FileNotFoundError(
             "the Harry Potter Q&A data set is not on the Hugging Face hub: download hp_qa_en.csv (at the "
-            f"root of {HP_QA_URL}) and pass its path (or its directory) as source"
+            f"root of {HP_QA_URL}, or with probunlearn.downloads.fetch_dataset('hp_qa', "
+            "'resources/hp_qa')) and pass its path (or its directory) as source"
         )
     path = Path(source)
     if path.is_dir():
@@ -356,27 +407,24 @@ def load_hp_qa(source: str | os.PathLike | None = None) -> pl.DataFrame:
         raise FileNotFoundError(
             f"{path} does not exist; get hp_qa_en.csv from the root of {HP_QA_URL}"
         )
-    table = _read_csv(path, skipinitialspace=True)
-    header, data = table[0], table[1:]
-    cq = _column(path, header, ["Question"])
-    ca = _column(path, header, ["Affirmative Response"])
-    ck = _column(path, header, ["Key Words", "Keywords"])
-    if data and data[0][cq].strip().lower().startswith("write extensive paragraphs"):
-        data = data[1:]
-        first_row = 3  # header = row 1, generic request = row 2
-    else:
-        first_row = 2
+    table = _read_csv_lines(path, skipinitialspace=True)
+    (hline, header), data = table[0], table[1:]
+    cq = _column(path, header, ["Question"], hline)
+    ca = _column(path, header, ["Affirmative Response"], hline)
+    ck = _column(path, header, ["Key Words", "Keywords"], hline)
+    if data and len(data[0][1]) > cq:
+        if data[0][1][cq].strip().lower().startswith("write extensive paragraphs"):
+            data = data[1:]  # the generic request
     rows = []
-    for k, rec in enumerate(data):
-        rowno = first_row + k
+    for k, (lineno, rec) in enumerate(data):
         if len(rec) != len(header):
-            raise ValueError(f"{path}: row {rowno}: {len(rec)} fields, expected {len(header)}")
+            raise ValueError(f"{path}: line {lineno}: {len(rec)} fields, expected {len(header)}")
         question = rec[cq].strip()
         if not question:
-            raise ValueError(f"{path}: row {rowno}: empty question")
+            raise ValueError(f"{path}: line {lineno}: empty question")
         keywords = [w.strip() for w in rec[ck].split(",") if w.strip()]
         if not keywords:
-            raise ValueError(f"{path}: row {rowno}: no keywords")
+            raise ValueError(f"{path}: line {lineno}: no keywords")
         rows.append(
             make_row(
                 id=f"hp_qa-{k + 1}",
@@ -404,7 +452,7 @@ def load_jbb(
     ``source``: a CSV file or a directory holding ``<kind>-behaviors.csv`` (e.g. ``../shared/data/jbb``);
     without it, ``data/<kind>-behaviors.csv`` of ``JailbreakBench/JBB-Behaviors`` at ``revision``.
     question = Goal, answer = Target (the affirmative target string), group = Category, kind = ``kind``;
-    ids ``jbb-<kind>-<index>`` with the file's index column (the row number when there is none).
+    ids ``jbb-<kind>-<index>`` with the file's index column (the record number when there is none).
     Column names are matched case-insensitively (the two files differ in case).
     """
     if kind not in ("harmful", "benign"):
@@ -418,24 +466,30 @@ def load_jbb(
             path = path / filename
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist")
-    table = _read_csv(path)
-    header, data = table[0], table[1:]
-    cg = _column(path, header, ["Goal"])
-    ct = _column(path, header, ["Target"])
-    cc = _column(path, header, ["Category"])
+    table = _read_csv_lines(path)
+    (hline, header), data = table[0], table[1:]
+    cg = _column(path, header, ["Goal"], hline)
+    ct = _column(path, header, ["Target"], hline)
+    cc = _column(path, header, ["Category"], hline)
     lowered = [h.strip().lower() for h in header]
     ci = next((lowered.index(n) for n in ("index", "") if n in lowered), None)
     rows = []
-    for k, rec in enumerate(data):
-        rowno = k + 2
+    seen: dict[str, int] = {}
+    for k, (lineno, rec) in enumerate(data):
         if len(rec) != len(header):
-            raise ValueError(f"{path}: row {rowno}: {len(rec)} fields, expected {len(header)}")
+            raise ValueError(f"{path}: line {lineno}: {len(rec)} fields, expected {len(header)}")
         index = rec[ci].strip() if ci is not None else str(k)
         if not index:
-            raise ValueError(f"{path}: row {rowno}: empty index")
+            raise ValueError(f"{path}: line {lineno}: empty index")
+        if index in seen:
+            raise ValueError(
+                f"{path}: line {lineno}: duplicate index 'jbb-{kind}-{index}' (first on line "
+                f"{seen[index]})"
+            )
+        seen[index] = lineno
         goal = rec[cg].strip()
         if not goal:
-            raise ValueError(f"{path}: row {rowno}: empty Goal")
+            raise ValueError(f"{path}: line {lineno}: empty Goal")
         rows.append(
             make_row(
                 id=f"jbb-{kind}-{index}",
@@ -447,8 +501,4 @@ def load_jbb(
         )
     if not rows:
         raise ValueError(f"{path}: no behaviors")
-    df = to_frame(rows)
-    dup = df["id"].is_duplicated()
-    if dup.any():
-        raise ValueError(f"{path}: duplicate index {df['id'].filter(dup)[0]!r}")
-    return df
+    return to_frame(rows)

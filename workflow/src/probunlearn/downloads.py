@@ -1,0 +1,480 @@
+"""Fetch the real data sets into ``resources/``: atomically, cached, verified, with an offline message.
+
+Each data set is a list of files (:data:`DATASETS`), each with its origin (a hub data set repository at a
+pinned revision, or a pinned URL) and how it is verified: a sha256 checksum (the Harry Potter Q&A CSV) or
+a number of rows (TOFU configs, JailbreakBench behaviors). :func:`fetch_dataset` puts every file at
+``<dest_dir>/<name>``:
+
+- cached: a file already there that verifies is kept, and nothing is downloaded;
+- from a local copy: with ``source=`` (a directory laid out as ``../shared/data/<dataset>``), files are
+  copied from there (``<split>.jsonl`` is accepted for TOFU's ``<split>.json``) and verified;
+- otherwise downloaded (``huggingface_hub.hf_hub_download`` for hub files, ``urllib`` for URLs);
+- atomically: written under a temporary name beside the target, verified, then renamed; a file that does
+  not verify is deleted and :class:`VerificationError` names it with the expected and found values;
+- offline (no network, the hub unreachable, ``HF_HUB_OFFLINE=1``): :class:`OfflineError` says exactly
+  which files to put into which directory (and where to get them); nothing more is tried after the first
+  unreachable file, so an offline run fails fast.
+
+The loaders of :mod:`probunlearn.loaders` read the result with ``source=<dest_dir>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from probunlearn import loaders
+
+__all__ = [
+    "DATASETS",
+    "HP_QA_ROWS",
+    "HP_QA_SHA256",
+    "HP_QA_URL",
+    "Dataset",
+    "OfflineError",
+    "RemoteFile",
+    "TOFU_ROWS",
+    "VerificationError",
+    "count_rows",
+    "fetch_dataset",
+    "fetch_hub_file",
+    "fetch_url",
+    "sha256sum",
+    "verify",
+]
+
+
+class OfflineError(RuntimeError):
+    """The source cannot be reached; the message says which files to put where."""
+
+
+class VerificationError(ValueError):
+    """A file does not have the expected checksum or number of rows."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# what is fetched
+
+# hp_qa_en.csv at a fixed commit of github.com/SchwinnL/LLM_Embedding_Attack (the CSV is not on the hub);
+# the checksum is that of the copy in ../shared/data/hp_qa (55 rows after the header)
+HP_QA_COMMIT = "e031b50e5c3f883fc4eec3312233701a00daa136"
+HP_QA_URL = (
+    f"https://raw.githubusercontent.com/SchwinnL/LLM_Embedding_Attack/{HP_QA_COMMIT}/hp_qa_en.csv"
+)
+HP_QA_SHA256 = "a9edb56525156ba29c6c748ff2305d38e8b6cd94e5ed3f0b4971f368f1807768"
+HP_QA_ROWS = 55
+
+# rows of each TOFU config (JSON lines, <config>.json at the root of the hub repository locuslab/TOFU)
+TOFU_ROWS = {
+    "full": 4000,
+    "forget01": 40,
+    "forget05": 200,
+    "forget10": 400,
+    "retain99": 3960,
+    "retain95": 3800,
+    "retain90": 3600,
+    "forget01_perturbed": 40,
+    "forget05_perturbed": 200,
+    "forget10_perturbed": 400,
+    "retain_perturbed": 400,
+    "real_authors_perturbed": 100,
+    "world_facts_perturbed": 117,
+    "holdout01": 40,
+    "holdout05": 200,
+    "holdout10": 400,
+}
+# forgetNN / retainNN are not fetched by default: the loader derives them from full (the last NN% of it)
+TOFU_DEFAULT = (
+    "full",
+    "forget01_perturbed",
+    "forget05_perturbed",
+    "forget10_perturbed",
+    "retain_perturbed",
+    "real_authors_perturbed",
+    "world_facts_perturbed",
+    "holdout01",
+    "holdout05",
+    "holdout10",
+)
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a data set: where it comes from and how it is verified."""
+
+    name: str  # file name under the data set's directory in resources/
+    repo_id: str | None = None  # hub repository (with filename and revision) ...
+    filename: str | None = None
+    revision: str | None = None
+    repo_type: str = "dataset"
+    url: str | None = None  # ... or a URL
+    sha256: str | None = None
+    rows: int | None = None
+    local_names: tuple[str, ...] = ()  # names accepted in a local copy, besides ``name``
+
+    def origin(self, revision: str | None = None) -> str:
+        if self.url is not None:
+            return self.url
+        return f"hub {self.repo_type} {self.repo_id}, file {self.filename} at revision {revision or self.revision}"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A data set: its files, the default subset fetched, and where a user gets them by hand."""
+
+    name: str
+    files: dict[str, RemoteFile]
+    default: tuple[str, ...]
+    where: str  # human-readable origin, for the offline message
+    local_copy: str = ""  # e.g. ../shared/data/tofu
+
+
+def _tofu_file(split: str) -> RemoteFile:
+    return RemoteFile(
+        name=f"{split}.json",
+        repo_id=loaders.TOFU_REPO,
+        filename=f"{split}.json",
+        revision=loaders.TOFU_REVISION,
+        rows=TOFU_ROWS[split],
+        local_names=(f"{split}.jsonl",),
+    )
+
+
+def _jbb_file(kind: str) -> RemoteFile:
+    return RemoteFile(
+        name=f"{kind}-behaviors.csv",
+        repo_id=loaders.JBB_REPO,
+        filename=f"data/{kind}-behaviors.csv",
+        revision=loaders.JBB_REVISION,
+        rows=100,
+    )
+
+
+DATASETS: dict[str, Dataset] = {
+    "tofu": Dataset(
+        name="tofu",
+        files={s: _tofu_file(s) for s in TOFU_ROWS},
+        default=TOFU_DEFAULT,
+        where=f"the hub data set {loaders.TOFU_REPO} (JSON lines, one file per config)",
+        local_copy="../shared/data/tofu",
+    ),
+    "jbb": Dataset(
+        name="jbb",
+        files={k: _jbb_file(k) for k in ("harmful", "benign")},
+        default=("harmful", "benign"),
+        where=f"the hub data set {loaders.JBB_REPO} (folder data/)",
+        local_copy="../shared/data/jbb",
+    ),
+    "hp_qa": Dataset(
+        name="hp_qa",
+        files={
+            "hp_qa": RemoteFile(
+                name="hp_qa_en.csv", url=HP_QA_URL, sha256=HP_QA_SHA256, rows=HP_QA_ROWS
+            )
+        },
+        default=("hp_qa",),
+        where=f"{HP_QA_URL} (github.com/SchwinnL/LLM_Embedding_Attack)",
+        local_copy="../shared/data/hp_qa",
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------------------
+# verification
+
+
+def sha256sum(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def count_rows(path: str | os.PathLike, kind: str | None = None) -> int:
+    """Records of a JSON-lines / JSON-array file, or data rows of a CSV file (header excluded).
+
+    ``kind``: ``"json"`` or ``"csv"``; by default taken from the suffix. Malformed input raises ValueError
+    naming the file and line.
+    """
+    path = Path(path)
+    kind = kind or ("csv" if path.suffix.lower() == ".csv" else "json")
+    if kind == "csv":
+        return len(loaders._read_csv(path)) - 1
+    return len(loaders._read_json_records(path))
+
+
+def verify(
+    path: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    rows: int | None = None,
+    name: str | None = None,
+    label: str | None = None,
+) -> None:
+    """Raise :class:`VerificationError` unless ``path`` has the sha256 and the number of rows given.
+
+    ``name`` (the final file name) decides how rows are counted when ``path`` is a temporary file;
+    ``label`` is how the file is named in the error (default: ``path``).
+    """
+    path = Path(path)
+    label = label or str(path)
+    if sha256 is not None:
+        got = sha256sum(path)
+        if got != sha256.lower():
+            raise VerificationError(f"{label}: sha256 {got}, expected {sha256}")
+    if rows is not None:
+        kind = "csv" if Path(name or path.name).suffix.lower() == ".csv" else "json"
+        try:
+            got_rows = count_rows(path, kind)
+        except ValueError as e:
+            detail = str(e).removeprefix(f"{path}: ")  # the label names the file
+            raise VerificationError(f"{label}: unreadable: {detail}") from e
+        if got_rows != rows:
+            raise VerificationError(f"{label}: {got_rows} rows, expected {rows}")
+
+
+def _verified(path: Path, spec: RemoteFile) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        verify(path, sha256=spec.sha256, rows=spec.rows, name=spec.name)
+    except VerificationError:
+        return False
+    return True
+
+
+def _tmp_beside(dest: Path) -> Path:
+    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+
+
+def _install(tmp: Path, dest: Path, spec_sha: str | None, rows: int | None, label: str) -> Path:
+    """Verify ``tmp`` and rename it to ``dest``; delete it when it does not verify."""
+    try:
+        verify(tmp, sha256=spec_sha, rows=rows, name=dest.name, label=label)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return dest
+
+
+# --------------------------------------------------------------------------------------------------------
+# single files
+
+
+def _offline_url(e: BaseException) -> bool:
+    """A network failure (no route, DNS, refused, reset, timeout), not an HTTP status or a local error."""
+    if isinstance(e, urllib.error.HTTPError):
+        return False
+    return isinstance(
+        e, urllib.error.URLError | ConnectionError | TimeoutError | http.client.HTTPException
+    )
+
+
+def fetch_url(
+    url: str,
+    dest: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    rows: int | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """Download ``url`` to ``dest`` (temporary name, verified, renamed); kept if already there and valid.
+
+    Raises :class:`OfflineError` when the host cannot be reached, :class:`VerificationError` when the
+    download does not verify (it is deleted), and ``urllib.error.HTTPError`` for an HTTP error status.
+    """
+    dest = Path(dest)
+    if dest.is_file():
+        try:
+            verify(dest, sha256=sha256, rows=rows)
+            return dest
+        except VerificationError:
+            pass  # stale or corrupted: download again
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_beside(dest)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp, tmp.open("wb") as f:
+            shutil.copyfileobj(resp, f)
+    except Exception as e:
+        if tmp.exists():
+            tmp.unlink()
+        if _offline_url(e):
+            raise OfflineError(
+                f"cannot download {url} ({e}): put the file at {dest} by hand"
+            ) from e
+        raise
+    return _install(tmp, dest, sha256, rows, f"{dest} (downloaded from {url})")
+
+
+def _hub_offline(e: BaseException) -> bool:
+    from huggingface_hub import errors
+
+    if isinstance(e, errors.LocalEntryNotFoundError | errors.OfflineModeIsEnabled):
+        return True
+    if isinstance(
+        e,
+        errors.RepositoryNotFoundError | errors.RevisionNotFoundError | errors.EntryNotFoundError,
+    ):
+        return False
+    try:
+        import httpx
+
+        if isinstance(e, httpx.TransportError):
+            return True
+    except ImportError:  # pragma: no cover - older huggingface_hub uses requests
+        pass
+    return isinstance(e, ConnectionError | TimeoutError)
+
+
+def fetch_hub_file(
+    repo_id: str,
+    filename: str,
+    dest: str | os.PathLike,
+    *,
+    revision: str,
+    repo_type: str = "dataset",
+    sha256: str | None = None,
+    rows: int | None = None,
+) -> Path:
+    """One file of a hub repository at ``revision``, copied to ``dest`` (verified; cached).
+
+    The file is downloaded into the huggingface_hub cache, copied under a temporary name beside ``dest``,
+    verified and renamed. Raises :class:`OfflineError` when the hub cannot be reached.
+    """
+    import huggingface_hub  # looked up at call time, so tests can monkeypatch it
+
+    dest = Path(dest)
+    if dest.is_file():
+        try:
+            verify(dest, sha256=sha256, rows=rows)
+            return dest
+        except VerificationError:
+            pass
+    try:
+        cached = huggingface_hub.hf_hub_download(
+            repo_id=repo_id, filename=filename, repo_type=repo_type, revision=revision
+        )
+    except Exception as e:
+        if _hub_offline(e):
+            raise OfflineError(
+                f"cannot reach the Hugging Face hub for {repo_id}/{filename} at revision {revision} "
+                f"({type(e).__name__}): put the file at {dest} by hand"
+            ) from e
+        raise
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_beside(dest)
+    shutil.copyfile(cached, tmp)
+    return _install(
+        tmp, dest, sha256, rows, f"{dest} (from {repo_id}/{filename} at revision {revision})"
+    )
+
+
+def _copy_local(src: Path, dest: Path, spec: RemoteFile) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_beside(dest)
+    shutil.copyfile(src, tmp)
+    return _install(tmp, dest, spec.sha256, spec.rows, f"{src} (copied to {dest})")
+
+
+# --------------------------------------------------------------------------------------------------------
+# data sets
+
+
+def _offline_message(ds: Dataset, dest_dir: Path, missing: Sequence[RemoteFile], cause: str) -> str:
+    names = ", ".join(f.name for f in missing)
+    local = [n for f in missing for n in f.local_names]
+    alt = f" (or {', '.join(local)})" if local else ""
+    copy = f", e.g. a copy of {ds.local_copy}" if ds.local_copy else ""
+    checks = []
+    for f in missing:
+        c = []
+        if f.rows is not None:
+            c.append(f"{f.rows} rows")
+        if f.sha256 is not None:
+            c.append(f"sha256 {f.sha256}")
+        if c:
+            checks.append(f"{f.name}: {', '.join(c)}")
+    return (
+        f"{ds.name}: offline, {cause}. Put {names}{alt} into {dest_dir}/ (from {ds.where}{copy}), "
+        f"or pass a local directory holding them as the source, then run again. The files are checked: "
+        + "; ".join(checks)
+    )
+
+
+def fetch_dataset(
+    name: str,
+    dest_dir: str | os.PathLike,
+    *,
+    files: Iterable[str] | None = None,
+    source: str | os.PathLike | None = None,
+    revision: str | None = None,
+) -> dict[str, Path]:
+    """Fetch the files of data set ``name`` (``tofu``, ``jbb``, ``hp_qa``) into ``dest_dir``.
+
+    ``files``: keys of ``DATASETS[name].files`` (TOFU: config names; JBB: ``harmful``/``benign``); by
+    default ``DATASETS[name].default``. ``source``: a local directory to copy them from instead of the
+    network. ``revision``: overrides the pinned hub revision. Returns {key: path}. See the module docstring
+    for caching, verification and the offline error.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}; expected one of {sorted(DATASETS)}")
+    ds = DATASETS[name]
+    keys = list(ds.default if files is None else files)
+    unknown = [k for k in keys if k not in ds.files]
+    if unknown:
+        raise ValueError(f"{name}: unknown file(s) {unknown}; expected some of {list(ds.files)}")
+    dest_dir = Path(dest_dir)
+    src = None if source is None else Path(source)
+    if src is not None and not src.is_dir():
+        raise FileNotFoundError(f"{name}: local source directory {src} does not exist")
+    out: dict[str, Path] = {}
+    todo: list[str] = []
+    for k in keys:
+        spec = ds.files[k]
+        dest = dest_dir / spec.name
+        if _verified(dest, spec):
+            out[k] = dest
+        else:
+            todo.append(k)
+    for i, k in enumerate(todo):
+        spec = ds.files[k]
+        dest = dest_dir / spec.name
+        if src is not None:
+            cands = [src / n for n in (spec.name, *spec.local_names)]
+            found = next((c for c in cands if c.is_file()), None)
+            if found is None:
+                raise FileNotFoundError(
+                    f"{name}: {src} has no {' or '.join(c.name for c in cands)}; it is needed in "
+                    f"{dest_dir}/ (from {ds.where})"
+                )
+            out[k] = _copy_local(found, dest, spec)
+            continue
+        try:
+            if spec.url is not None:
+                out[k] = fetch_url(spec.url, dest, sha256=spec.sha256, rows=spec.rows)
+            else:
+                out[k] = fetch_hub_file(
+                    spec.repo_id,
+                    spec.filename,
+                    dest,
+                    revision=revision or spec.revision,
+                    repo_type=spec.repo_type,
+                    sha256=spec.sha256,
+                    rows=spec.rows,
+                )
+        except OfflineError as e:
+            missing = [ds.files[m] for m in todo[i:]]
+            c = e.__cause__ or e
+            cause = f"{type(c).__name__}: {(str(c).splitlines() or [''])[0][:200]}"
+            raise OfflineError(_offline_message(ds, dest_dir, missing, cause)) from e
+    return out
