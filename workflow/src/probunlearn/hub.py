@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
+
+from probunlearn import models
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -104,18 +105,6 @@ def _require_gguf_support() -> None:
 # loading
 
 
-def _resolve_device(device: str | torch.device | None) -> torch.device:
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def _resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
-    from probunlearn.models import resolve_dtype
-
-    return resolve_dtype(dtype)
-
-
 def _prepare_tokenizer(tok):
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -164,7 +153,7 @@ def load_causal_lm(
             _check_gguf(path)
         tok = AutoTokenizer.from_pretrained(source, gguf_file=gguf_file, **common)
         model = AutoModelForCausalLM.from_pretrained(
-            source, gguf_file=gguf_file, dtype=_resolve_dtype(dtype), **common
+            source, gguf_file=gguf_file, dtype=models.resolve_dtype(dtype), **common
         )
     else:
         if local.exists() and not local.is_dir():
@@ -184,7 +173,7 @@ def load_causal_lm(
                 raise FileNotFoundError(f"{local}: no *.safetensors weights")
         try:
             model = AutoModelForCausalLM.from_pretrained(
-                source, dtype=_resolve_dtype(dtype), use_safetensors=True, **common
+                source, dtype=models.resolve_dtype(dtype), use_safetensors=True, **common
             )
         except OSError as e:
             if "safetensors" in str(e).lower() and not local.is_dir():
@@ -194,7 +183,7 @@ def load_causal_lm(
                 ) from e
             raise
         tok = AutoTokenizer.from_pretrained(source, **common)
-    model.to(_resolve_device(device))
+    model.to(models.resolve_device(device))
     model.eval()
     return model, _prepare_tokenizer(tok)
 
@@ -230,7 +219,7 @@ def convert_gguf_to_safetensors(
         del config.quantization_config
     config.name_or_path = ""
     with torch.device("meta"):
-        clean = AutoModelForCausalLM.from_config(config, dtype=_resolve_dtype(dtype))
+        clean = AutoModelForCausalLM.from_config(config, dtype=models.resolve_dtype(dtype))
     clean.load_state_dict(model.state_dict(), strict=True, assign=True)
     clean.tie_weights()
     bad = [n for n, p in clean.named_parameters() if p.device.type == "meta"]
@@ -240,17 +229,7 @@ def convert_gguf_to_safetensors(
         clean.generation_config = model.generation_config
     clean.eval()
 
-    out = Path(out_dir)
-    tmp = out.with_name(out.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    clean.save_pretrained(tmp, safe_serialization=True)
-    tok.save_pretrained(tmp)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
-    return out
+    return models.save_model(clean, tok, out_dir)
 
 
 # --------------------------------------------------------------------------------------------------------
