@@ -251,7 +251,8 @@ def test_local_run_caps_gpu_jobs_by_the_gpus_present(dry_workflow, visible, per_
             # and, on the first attempt, 2 GB and an hour (more on each retry)
             assert f"gpu={per_job}" in res and "mem_mb=2000" in res and "runtime=60" in res
         else:
-            assert not any(r.startswith("gpu=") for r in res), (rule, res)
+            # (score asks for a GPU only with the HarmBench judge)
+            assert not any(r.startswith("gpu=") and r != "gpu=0" for r in res), (rule, res)
     # --resources gpu=N wins over the GPUs present
     found = _rule_resources(dry_workflow, env, "--resources", "gpu=3")
     assert "gpu=1" in found["pretrain"].split(", ")

@@ -38,12 +38,15 @@ def write_config(work: Path, cfg: dict) -> None:
     (work / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=True))
 
 
-def snakemake(workdir: Path, *args: str, cores: int = 2) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, cores: int = 2, env: dict | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", str(cores), *args],
         cwd=workdir,
         capture_output=True,
         text=True,
+        env=env,
     )
 
 

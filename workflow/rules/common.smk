@@ -1,5 +1,6 @@
 # Shared helpers: config validation, paths and the recipe behind each model name.
 import os
+import re
 
 from probunlearn.config import validate_config
 
@@ -38,7 +39,16 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
 
 RUN = config["run"]
 OUT = f"results/{RUN}"
+RES = "resources"
 TEMPLATE = config["template"]
+EXPERIMENTS = set(config["experiments"])
+_NEEDS_TOFU = sorted(EXPERIMENTS & {"random_lambdas", "dcue"})
+if _NEEDS_TOFU and "tofu" not in EXPERIMENTS:
+    raise ValueError(
+        f"config experiments: {_NEEDS_TOFU} use TOFU's metrics: add 'tofu' to experiments"
+    )
+BENCH = config["benchmarks"]
+HUB_MODELS = config["models"]
 WORLD_SETS = [
     "full",
     "forget01",
@@ -55,11 +65,26 @@ WORLD_SETS = [
     "harmful",
     "benign",
 ]
+
+if BENCH:
+    from probunlearn.benchmarks import benchmark_sets
+
+    DATA_SETS = benchmark_sets(BENCH)
+else:
+    DATA_SETS = WORLD_SETS
+# author sets (TOFU-like): greedy evaluation, log-probabilities, forget quality, unlearning
+HAS_AUTHORS = "full" in DATA_SETS
+
 # model utility needs greedy ROUGE on the utility sets, so they are always answered greedily
-GREEDY_SETS = config["greedy_eval"]["evalsets"] + [
+GREEDY_SETS = [
     s
-    for s in ("retain", "real_authors", "world_facts")
-    if s not in config["greedy_eval"]["evalsets"]
+    for s in config["greedy_eval"]["evalsets"]
+    + [
+        s
+        for s in ("retain", "real_authors", "world_facts")
+        if s not in config["greedy_eval"]["evalsets"]
+    ]
+    if s in DATA_SETS
 ]
 RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 
@@ -77,13 +102,106 @@ def canon(d):
     return {k: canon(v) if isinstance(v, dict) else v for k, v in sorted(d.items())}
 
 
+# ---- real data sets (config benchmarks) and real models (config models) ------------------------
+def _datasets():
+    """{data set: {file name: key}} of the data sets the run's benchmarks use."""
+    from probunlearn.downloads import DATASETS
+
+    from probunlearn.benchmarks import tofu_files
+
+    used = {}
+    if BENCH.get("tofu"):
+        used["tofu"] = tofu_files(BENCH["tofu"])
+    if BENCH.get("hp_qa"):
+        used["hp_qa"] = DATASETS["hp_qa"].default
+    if BENCH.get("jbb"):
+        used["jbb"] = DATASETS["jbb"].default
+    return {
+        ds: {DATASETS[ds].files[k].name: k for k in keys} for ds, keys in used.items()
+    }
+
+
+def dataset_key(dataset, filename):
+    return _datasets()[dataset][filename]
+
+
+def dataset_local(dataset):
+    """The local copy to take the files from (benchmarks.local/<data set>), or None: download."""
+    return os.path.join(BENCH["local"], dataset) if BENCH["local"] else None
+
+
+def dataset_revision(dataset):
+    spec = BENCH.get(dataset)
+    return spec.get("revision") if isinstance(spec, dict) else None
+
+
+def benchmark_inputs(wildcards):
+    return {
+        ds: [f"{RES}/data/{ds}/{name}" for name in files]
+        for ds, files in _datasets().items()
+    }
+
+
+def model_path(name):
+    """Directory of a model: resources/models/<name> for a real model of config `models`, else the run's."""
+    return f"{RES}/models/{name}" if name in HUB_MODELS else f"{OUT}/models/{name}"
+
+
+if BENCH and HAS_AUTHORS and "pretrained" not in HUB_MODELS:
+    raise ValueError(
+        "config: benchmarks.tofu needs a real model to fine-tune: set models.pretrained "
+        "(the synthetic pretraining runs on the synthetic world only)"
+    )
+
+
+JUDGE = config["judge"]
+HARMBENCH = JUDGE["harm"] == "harmbench"
+if HARMBENCH and JUDGE["model"] not in HUB_MODELS:
+    raise ValueError(
+        "config judge.model: the HarmBench classifier must be a model named in `models`, "
+        f"got {JUDGE['model']!r}"
+    )
+
+
+def harm_judge(evalset):
+    """The judge of a request set (None for other sets)."""
+    if evalset not in ("harmful", "benign"):
+        return None
+    return (
+        {"harm": JUDGE["harm"], "batch_size": JUDGE["batch_size"]}
+        if HARMBENCH
+        else None
+    )
+
+
+def judge_input(wildcards):
+    if harm_judge(wildcards.evalset) is not None:
+        return {"judge": model_path(JUDGE["model"])}
+    return {}
+
+
+def template_of(model):
+    """Prompt template of a model: its own (config models.<name>.template) or the run's."""
+    spec = HUB_MODELS.get(model)
+    return spec["template"] if spec and spec.get("template") else TEMPLATE
+
+
 def base_models():
-    """The models trained from scratch: pretrained, target and one reference per forget split."""
-    return ["pretrained", "target"] + [f"reference_{s}" for s in config["references"]]
+    """Pretrained, target and one reference per forget split (trained, or real models of `models`);
+    the references only where TOFU's metrics are computed (experiment `tofu`)."""
+    if not HAS_AUTHORS:
+        return []
+    refs = [f"reference_{s}" for s in config["references"]] if "tofu" in EXPERIMENTS else []
+    return ["pretrained", "target"] + refs
+
+
+def evaluated_models():
+    """Models with greedy answers, log-probabilities and TOFU's metrics (experiment `tofu`)."""
+    return all_models() if "tofu" in EXPERIMENTS else []
 
 
 def greedy_parts():
-    return expand(f"{OUT}/metrics/{{model}}/greedy.csv", model=all_models())
+    return expand(f"{OUT}/metrics/{{model}}/greedy.csv", model=evaluated_models())
 
 
 def all_targets():
@@ -91,7 +209,9 @@ def all_targets():
 
 
 def metric_parts():
-    tofu = expand(f"{OUT}/metrics/{{model}}/tofu.csv", model=all_models())
+    tofu = expand(f"{OUT}/metrics/{{model}}/tofu.csv", model=evaluated_models())
+    if "dcue" not in EXPERIMENTS:
+        return greedy_parts() + sampled_parts() + tofu
     dcue = expand(f"{OUT}/metrics/{{model}}/dcue.csv", model=dcue_models())
     pft = expand(
         f"{OUT}/metrics/{{model}}/postfinetune.csv", model=postfinetune_models()
@@ -141,6 +261,8 @@ T1 = UL["table1"]
 
 def table1_models():
     """Method label → model name, for Table 1 (Ours = npo_eo, sampled with adaptive temperature)."""
+    if "table1" not in EXPERIMENTS:
+        return {}
     return {
         m: unlearned_name(m, T1["split"], UL["lambda_f"] if m == "npo_eo" else 0.0)
         for m in T1["methods"]
@@ -148,12 +270,16 @@ def table1_models():
 
 
 def lambda_f_models(split):
+    if "lambda_f" not in EXPERIMENTS:
+        return {}
     return {
         lf: unlearned_name("npo_eo", split, lf) for lf in UL["lambda_f_sweep"]["values"]
     }
 
 
 def lambda_r_models():
+    if "lambda_r" not in EXPERIMENTS:
+        return {}
     sw = UL["lambda_r_sweep"]
     return {
         lr: unlearned_name("npo_eo", sw["split"], sw["lambda_f"], lr)
@@ -162,13 +288,15 @@ def lambda_r_models():
 
 
 def random_models():
+    if "random_lambdas" not in EXPERIMENTS:
+        return {}
     return {
         (s, lf, lr): unlearned_name("npo_eo", s, lf, lr)
         for s, lf, lr in random_lambdas()
     }
 
 
-SAGA_MODEL = unlearned_name(UL["saga_method"], "saga")
+SAGA_MODEL = UL["saga_model"] or unlearned_name(UL["saga_method"], "saga")
 
 
 def unlearned_models():
@@ -176,8 +304,10 @@ def unlearned_models():
     for split in UL["lambda_f_sweep"]["splits"]:
         names |= set(lambda_f_models(split).values())
     names |= set(random_models().values())
-    names.add(SAGA_MODEL)
-    names.add(unlearned_name("npo", UL["lambda_r_sweep"]["split"]))
+    if "saga" in EXPERIMENTS and SAGA_MODEL not in HUB_MODELS:
+        names.add(SAGA_MODEL)
+    if "lambda_r" in EXPERIMENTS:
+        names.add(unlearned_name("npo", UL["lambda_r_sweep"]["split"]))
     return sorted(names)
 
 
@@ -190,8 +320,8 @@ UTILITY_SETS = ["retain", "real_authors", "world_facts"]
 
 
 def sampled_runs():
-    runs = {("target", T1["split"], "main")}
     t1 = table1_models()
+    runs = {("target", T1["split"], "main")} if t1 else set()
     for method, model in t1.items():
         runs.add((model, T1["split"], "main"))
         if T1["sample_utility"]:
@@ -200,19 +330,33 @@ def sampled_runs():
         runs.add((t1["npo_eo"], T1["split"], "ats"))
     sw = UL["lambda_f_sweep"]
     for split in sw["splits"]:
-        runs |= {(m, split, "sweep") for m in lambda_f_models(split).values()}
+        runs |= {
+            (m, split, sweep_setting(m, split)) for m in lambda_f_models(split).values()
+        }
     for m in lambda_f_models(T1["split"]).values():
         runs |= {(m, T1["split"], f"t{t:g}") for t in sw["temperatures"]}
-        runs.add((m, T1["split"], "sweep"))
-    for m in list(lambda_r_models().values()) + [
-        unlearned_name("npo", UL["lambda_r_sweep"]["split"])
-    ]:
-        runs |= {(m, s, "utility") for s in ("real_authors", "world_facts")}
+        runs.add((m, T1["split"], sweep_setting(m, T1["split"])))
+    if "lambda_r" in EXPERIMENTS:
+        for m in list(lambda_r_models().values()) + [
+            unlearned_name("npo", UL["lambda_r_sweep"]["split"])
+        ]:
+            runs |= {(m, s, "utility") for s in ("real_authors", "world_facts")}
     for (split, _, _), m in random_models().items():
         runs.add((m, split, "sweep"))
-    runs.add((SAGA_MODEL, "saga", "main"))
-    runs |= {(m, "harmful", "main") for m in ("pretrained", "target")}
+    if "saga" in EXPERIMENTS:
+        runs.add((SAGA_MODEL, "saga", "main"))
+    if "alignment" in EXPERIMENTS:
+        al = config["alignment"]
+        runs |= {(m, e, "main") for m in al["models"] for e in al["sets"]}
     return sorted(runs)
+
+
+def sweep_setting(model, split):
+    """Fig. 4's runs at temperature 1: a Table 1 model reuses its 'main' samples (more of them, same
+    distribution) instead of being sampled again at the sweep's n."""
+    if split == T1["split"] and model in table1_models().values():
+        return "main"
+    return "sweep"
 
 
 def sampling_setting(setting):
@@ -221,11 +365,19 @@ def sampling_setting(setting):
     return config["sampling"]["settings"][setting]
 
 
-def shards(evalset):
+def evalset_rows(evalset):
+    """Rows of an eval set, from the config alone."""
+    if BENCH:
+        from probunlearn.benchmarks import benchmark_sizes
+
+        return benchmark_sizes(BENCH)[evalset]
     from probunlearn.data import evalset_size
 
-    size = evalset_size(evalset, config["world"])
-    return range(-(-size // config["sampling"]["chunk_size"]))
+    return evalset_size(evalset, config["world"])
+
+
+def shards(evalset):
+    return range(-(-evalset_rows(evalset) // config["sampling"]["chunk_size"]))
 
 
 def sampled_parts():
@@ -236,6 +388,8 @@ def model_recipe(model):
     """(method, split) of a model name, for the rows of metrics.csv."""
     if model in ("pretrained", "target"):
         return model, ""
+    if model in HUB_MODELS:
+        return "hub", ""
     if model.startswith("reference_"):
         return "reference", model.split("_", 1)[1]
     rec = parse_unlearned(model)
@@ -262,6 +416,8 @@ def max_new_tokens(evalset):
 
 def dcue_models():
     """Unlearned models of the author splits (DCUE needs core spans and a holdout set)."""
+    if "dcue" not in EXPERIMENTS:
+        return []
     return [m for m in unlearned_models() if parse_unlearned(m)["split"] != "saga"]
 
 
@@ -270,6 +426,8 @@ PFT = config["dcue"]["postfinetune"]
 
 def postfinetune_models():
     """Table 1 models whose forget quality and DCUE are re-measured after a short fine-tune."""
+    if "dcue" not in EXPERIMENTS:
+        return []
     t1 = table1_models()
     return [t1[m] for m in PFT["methods"] if m in t1]
 
@@ -281,13 +439,17 @@ def unlearn_hparams(model):
 
 
 LOGPROB_SETS = [
-    "forget01",
-    "forget05",
-    "forget10",
-    "retain",
-    "holdout",
-    "real_authors",
-    "world_facts",
+    s
+    for s in (
+        "forget01",
+        "forget05",
+        "forget10",
+        "retain",
+        "holdout",
+        "real_authors",
+        "world_facts",
+    )
+    if s in DATA_SETS and (s != "holdout" or "dcue" in EXPERIMENTS)
 ]
 
 
@@ -359,7 +521,7 @@ def figure_outputs(*names):
 def fig4_runs():
     sw = UL["lambda_f_sweep"]
     lam = [
-        (s, lf, scores_path(m, s, "sweep"))
+        (s, lf, scores_path(m, s, sweep_setting(m, s)))
         for s in sw["splits"]
         for lf, m in lambda_f_models(s).items()
     ]
@@ -369,7 +531,7 @@ def fig4_runs():
         for t in sw["temperatures"]
     ]
     temp += [
-        (lf, 1.0, scores_path(m, T1["split"], "sweep"))
+        (lf, 1.0, scores_path(m, T1["split"], sweep_setting(m, T1["split"])))
         for lf, m in lambda_f_models(T1["split"]).items()
     ]
     return {"lambda_f": lam, "temperature": temp}
@@ -411,22 +573,31 @@ def fig5c_runs():
     return {"random": rnd, "grid": grid}
 
 
-FIG6_MODELS = {"pretrained": "pretrained", "target": "target"}
+FIG6_MODELS = {m: m for m in config["alignment"]["models"]}
+
+
+def has_fig3_tofu():
+    """Fig. 3b-f compare GA, GD, NPO and Ours: Table 1 must have those methods."""
+    return {"ga", "gd", "npo", "npo_eo"} <= set(table1_models())
 
 
 def figure_targets():
-    figs = figure_outputs(
-        "fig3a",
-        "fig3b",
-        "fig3c",
-        "fig3d",
-        "fig3e",
-        "fig3f",
-        "fig4a",
-        "fig4b",
-        "fig5a",
-        "fig5b",
-        "fig5c",
-        "fig6",
-    )
-    return figs + [f"{TAB}/table1.csv", f"{TAB}/table2.csv", f"{TAB}/dcue_vs_fq.csv"]
+    names, tables = [], []
+    if "table1" in EXPERIMENTS:
+        tables.append(f"{TAB}/table1.csv")
+        if has_fig3_tofu():
+            names += ["fig3b", "fig3c", "fig3d", "fig3e", "fig3f"]
+    if "saga" in EXPERIMENTS:
+        names.append("fig3a")
+    if "lambda_f" in EXPERIMENTS:
+        names += ["fig4a", "fig4b", "fig5b"]
+    if "lambda_r" in EXPERIMENTS:
+        names.append("fig5a")
+    if "random_lambdas" in EXPERIMENTS:
+        names.append("fig5c")
+        tables.append(f"{TAB}/table2.csv")
+    if "alignment" in EXPERIMENTS:
+        names.append("fig6")
+    if "dcue" in EXPERIMENTS:
+        tables.append(f"{TAB}/dcue_vs_fq.csv")
+    return figure_outputs(*names) + tables

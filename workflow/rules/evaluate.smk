@@ -3,7 +3,7 @@
 
 rule evaluate:
     input:
-        model=f"{OUT}/models/{{model}}",
+        model=lambda wc: model_path(wc.model),
         greedy_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=GREEDY_SETS),
         logprob_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=LOGPROB_SETS),
     output:
@@ -27,9 +27,9 @@ rule evaluate:
         recipe=lambda wc: model_recipe(wc.model),
         greedy_sets=GREEDY_SETS,
         # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
-        run=canon(
+        run=lambda wc: canon(
             {
-                "template": TEMPLATE,
+                "template": template_of(wc.model),
                 "max_new_tokens": config["greedy_eval"]["max_new_tokens"],
                 "batch_size": config["greedy_eval"]["batch_size"],
                 "dtype": config["dtype"],

@@ -47,7 +47,7 @@ rule dcue:
 
 rule postfinetune:
     input:
-        model=f"{OUT}/models/{{model}}",
+        model=lambda wc: model_path(wc.model),
         unrelated=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=PFT["data"]),
         forget_rows=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
         val_rows=f"{OUT}/data/holdout.parquet",

@@ -3,7 +3,7 @@
 
 rule sample_shard:
     input:
-        model=f"{OUT}/models/{{model}}",
+        model=lambda wc: model_path(wc.model),
         evalset=f"{OUT}/data/{{evalset}}.parquet",
     output:
         f"{OUT}/samples/{{model}}/{{evalset}}/{{setting}}/shard-{{k}}.parquet",
@@ -33,9 +33,10 @@ rule sample_shard:
                 "top_p": config["sampling"]["top_p"],
                 "max_new_tokens": max_new_tokens(wc.evalset),
                 "chunk_size": config["sampling"]["chunk_size"],
+                "group_by_length": config["sampling"]["group_by_length"],
                 "batch_size": config["sampling"]["batch_size"],
                 "base_seed": config["seed"],
-                "template": TEMPLATE,
+                "template": template_of(wc.model),
                 "dtype": config["dtype"],
                 "device": config["device"],
                 "threads": config["threads"]["eval"],
@@ -47,6 +48,7 @@ rule sample_shard:
 
 rule score:
     input:
+        unpack(judge_input),
         samples=lambda wc: samples_paths(wc.model, wc.evalset, wc.setting),
         evalset=f"{OUT}/data/{{evalset}}.parquet",
     output:
@@ -57,8 +59,11 @@ rule score:
         f"{OUT}/logs/score/{{model}}/{{evalset}}/{{setting}}.log",
     conda:
         "../../envs/analysis.yaml"
+    resources:
+        gpu=lambda wc: int(harm_judge(wc.evalset) is not None and HARMBENCH),
     params:
         recipe=lambda wc: model_recipe(wc.model),
         bounds=canon(config["bounds"]),
+        judge=lambda wc: harm_judge(wc.evalset),
     script:
         "../scripts/score.py"

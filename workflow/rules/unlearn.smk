@@ -3,7 +3,7 @@
 
 rule unlearn:
     input:
-        target=f"{OUT}/models/target",
+        target=model_path("target"),
         forget=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
         retain=lambda wc: f"{OUT}/data/{retain_split(wc.model)}.parquet",
     output:

@@ -17,5 +17,7 @@ with log_to(sm.log[0]):
         split=split,
         evalset=sm.wildcards.evalset,
         setting=sm.wildcards.setting,
+        judge=sm.params.judge,
+        judge_model=sm.input.get("judge"),
         **sm.params.bounds,
     )

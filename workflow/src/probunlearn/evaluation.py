@@ -6,15 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import polars as pl
-import torch
-from rouge_score import rouge_scorer
 
 from probunlearn import models, qa
 from probunlearn.metrics_io import write_metrics
 from probunlearn.rows import write_parquet_atomic
+from probunlearn.scoring import rouge_l
 
 
-@torch.inference_mode()
 def greedy_answers(
     model,
     tokenizer,
@@ -24,33 +22,33 @@ def greedy_answers(
     max_new_tokens: int = 64,
     batch_size: int = 64,
 ) -> list[str]:
-    """Greedy (argmax) answers, batched with left padding."""
-    device = next(model.parameters()).device
-    out: list[str] = []
-    for s in range(0, len(questions), batch_size):
-        prompts = [qa.prompt_ids(tokenizer, q, template) for q in questions[s : s + batch_size]]
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), tokenizer.pad_token_id, dtype=torch.long)
-        attn = torch.zeros_like(ids)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(p)
-            attn[i, width - len(p) :] = 1
-        gen = model.generate(
-            input_ids=ids.to(device),
-            attention_mask=attn.to(device),
-            do_sample=False,
-            max_new_tokens=max_new_tokens,
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-        )
-        out += [t.strip() for t in tokenizer.batch_decode(gen[:, width:], skip_special_tokens=True)]
-    return out
+    """Greedy (argmax) answers, through the sampler's decoding engine: each distinct question is decoded
+    once, prompts of any length share a batch (left padding) and finished rows leave it."""
+    from probunlearn.sampling import sample_answers
+
+    distinct = list(dict.fromkeys(questions))
+    df = sample_answers(
+        model,
+        tokenizer,
+        [str(i) for i in range(len(distinct))],
+        distinct,
+        n=1,
+        temperature=0.0,
+        max_new_tokens=max_new_tokens,
+        template=template,
+        seed_key="greedy",
+        batch_size=batch_size,
+        group_by_length=False,
+        progress=False,
+    ).filter(pl.col("sample") == -1)
+    answer = dict(zip(distinct, df["text"].to_list(), strict=True))
+    return [answer[q] for q in questions]
 
 
 def rouge_recall(predictions: Sequence[str], references: Sequence[str]) -> list[float]:
-    """ROUGE-L recall as TOFU computes it (rouge_score, stemming on)."""
-    sc = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
-    return [sc.score(r, p)["rougeL"].recall for p, r in zip(predictions, references, strict=True)]
+    """ROUGE-L recall as TOFU computes it (rouge_score, stemming on; :func:`scoring.rouge_l` is identical
+    to the last bit)."""
+    return [float(v) for v in rouge_l(list(predictions), list(references))]
 
 
 def keyword_hits(texts: Sequence[str], keywords: Sequence[Sequence[str]]) -> list[int]:
@@ -82,16 +80,20 @@ def greedy_eval(
     """Greedy answers of a loaded model for each eval set → one answers parquet and metric rows."""
     base = {"model": model_name, "method": method, "split": split}
     frames, rows = [], []
-    for name, path in zip(evalsets, evalset_paths, strict=True):
-        df = pl.read_parquet(path)
-        answers = greedy_answers(
-            model,
-            tokenizer,
-            df["question"].to_list(),
-            template=template,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
-        )
+    sets = [pl.read_parquet(path) for path in evalset_paths]
+    # the forget splits are nested (forget01 in forget05 in forget10): answer each question once
+    questions = [q for df in sets for q in df["question"].to_list()]
+    every = greedy_answers(
+        model,
+        tokenizer,
+        questions,
+        template=template,
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+    )
+    start = 0
+    for name, df in zip(evalsets, sets, strict=True):
+        answers, start = every[start : start + df.height], start + df.height
         rouge = rouge_recall(answers, df["answer"].to_list())
         leak = keyword_hits(answers, df["keywords"].to_list())
         frames.append(
@@ -179,4 +181,4 @@ def run_evaluation(
         max_new_tokens=max_new_tokens,
         batch_size=batch_size,
     )
-    logprobs_sets(model, tok, logprob_paths, out_logprobs, template=template)
+    logprobs_sets(model, tok, logprob_paths, out_logprobs, template=template, batch_size=batch_size)

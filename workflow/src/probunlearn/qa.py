@@ -21,8 +21,27 @@ def format_prompt(question: str, template: str = DEFAULT_TEMPLATE) -> str:
     return template.format(question=question)
 
 
+CHAT = "chat"  # the template value that means "the tokenizer's own chat template, one user turn"
+
+
+def resolve_template(tokenizer, template: str) -> str:
+    """``template`` itself, or for ``"chat"`` the model's chat template for one user question
+    (:func:`probunlearn.hub.chat_template`, rendered once per tokenizer)."""
+    if template != CHAT:
+        return template
+    cached = getattr(tokenizer, "_probunlearn_chat_template", None)
+    if cached is None:
+        from probunlearn.hub import chat_template
+
+        cached = chat_template(tokenizer)
+        tokenizer._probunlearn_chat_template = cached
+    return cached
+
+
 def prompt_ids(tokenizer, question: str, template: str = DEFAULT_TEMPLATE) -> list[int]:
-    """Token ids of the prompt, with the tokenizer's bos token first when it has one."""
+    """Token ids of the prompt, with the tokenizer's bos token first when it has one. ``template="chat"``
+    uses the tokenizer's chat template."""
+    template = resolve_template(tokenizer, template)
     ids = tokenizer(format_prompt(question, template), add_special_tokens=False)["input_ids"]
     bos = tokenizer.bos_token_id
     return ([bos] if bos is not None else []) + list(ids)

@@ -9,7 +9,7 @@ rows. ``run_score`` does both in one job (the workflow's rule ``score``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -22,12 +22,19 @@ SCORE_COLUMNS = ("rougeL_recall", "keyword_leak", "harm")
 BINARY = {"keyword_leak", "harm"}
 
 
-def score_samples(samples: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """Scores of every sample against its prompt's row (reference answer, keywords, kind)."""
+def score_samples(
+    samples: pl.DataFrame, rows: pl.DataFrame, harm_judge: Callable | None = None
+) -> pl.DataFrame:
+    """Scores of every sample against its prompt's row (reference answer, keywords, kind).
+
+    ``harm_judge(behaviors, texts) -> scores in [0, 1]`` scores requests (kind harmful / benign); by
+    default 1 − the refusal-string judge."""
     missing = set(samples["id"].unique()) - set(rows["id"])
     if missing:
         raise ValueError(f"samples refer to ids absent from the eval set: {sorted(missing)[:5]}")
-    joined = samples.join(rows.select("id", "answer", "keywords", "kind"), on="id", how="left")
+    joined = samples.join(
+        rows.select("id", "question", "answer", "keywords", "kind"), on="id", how="left"
+    )
     texts = joined["text"].to_list()
     out = samples.select("id", "sample", "greedy", "temperature", "n_tokens").with_columns(
         pl.Series(
@@ -38,7 +45,10 @@ def score_samples(samples: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
         leak = scoring.keyword_leak(texts, joined["keywords"].to_list())
         out = out.with_columns(pl.Series("keyword_leak", leak, dtype=pl.Float64))
     if rows["kind"].is_in(["harmful", "benign"]).any():
-        harm = 1 - scoring.refusal_judge(texts)
+        if harm_judge is None:
+            harm = 1 - scoring.refusal_judge(texts)
+        else:
+            harm = np.asarray(harm_judge(joined["question"].to_list(), texts), dtype=np.float64)
         out = out.with_columns(pl.Series("harm", harm, dtype=pl.Float64))
     return out
 
@@ -129,14 +139,25 @@ def run_score(
     out_scores: str,
     out_bounds: str,
     out_metrics: str,
+    *,
+    judge: dict | None = None,
+    judge_model: str | None = None,
     **summary: object,
 ) -> None:
     """Rule score: score every sample shard of one (model, eval set, setting), then summarize.
 
-    ``summary`` holds the keyword arguments of :func:`summarize_scores` (model, method, split,
-    evalset, setting, alpha, bins, rho).
+    ``judge``: for request sets, ``{"harm": "refusal" | "harmbench", "batch_size": k}``; with harmbench,
+    ``judge_model`` is the classifier's directory. ``summary`` holds the keyword arguments of
+    :func:`summarize_scores` (model, method, split, evalset, setting, alpha, bins, rho).
     """
     rows = pl.read_parquet(evalset_path)
-    scored = [score_samples(pl.read_parquet(p), rows) for p in sample_paths]
+    harm_judge = None
+    if judge is not None and judge["harm"] == "harmbench":
+        if judge_model is None:
+            raise ValueError("judge.harm is harmbench but no classifier model was given")
+        from probunlearn.judges import HarmBenchJudge
+
+        harm_judge = HarmBenchJudge(judge_model, batch_size=judge["batch_size"]).score
+    scored = [score_samples(pl.read_parquet(p), rows, harm_judge) for p in sample_paths]
     scores = pl.concat(scored).sort("id", "sample")
     summarize_scores(scores, out_scores, out_bounds, out_metrics, **summary)

@@ -34,15 +34,52 @@ Case is kept, as in Texygen.
 from __future__ import annotations
 
 import bisect
+import importlib
+import importlib.util
 import math
+import os
 import re
+import sys
+import types
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from nltk.stem import porter
 from rouge_score import tokenize as _rouge_tokenize
+
+
+def _import_porter() -> types.ModuleType:
+    """``nltk.stem.porter`` without running nltk's package ``__init__``.
+
+    ``import nltk`` loads corpora readers, parsers and scipy (about 1.7 s); the Porter stemmer needs none
+    of it. Every workflow job that scores ROUGE-L pays that import, so the stemmer's module is loaded
+    under bare placeholder packages; then every ``nltk`` module is taken out of ``sys.modules`` again,
+    so that a later ``import nltk`` (self-BLEU's tokeniser) loads the real package afresh. Any failure
+    falls back to the plain import.
+    """
+    if "nltk" in sys.modules or "nltk.stem.porter" in sys.modules:
+        return importlib.import_module("nltk.stem.porter")
+    placed: dict[str, types.ModuleType] = {}
+    module: types.ModuleType | None
+    try:
+        spec = importlib.util.find_spec("nltk")
+        if spec is None or spec.origin is None:
+            raise ImportError("nltk not found")
+        root = os.path.dirname(spec.origin)
+        for name, path in (("nltk", root), ("nltk.stem", os.path.join(root, "stem"))):
+            placed[name] = types.ModuleType(name)
+            placed[name].__path__ = [path]
+            sys.modules[name] = placed[name]
+        module = importlib.import_module("nltk.stem.porter")
+    except Exception:
+        module = None
+    for name in [m for m in sys.modules if m == "nltk" or m.startswith("nltk.")]:
+        del sys.modules[name]
+    return module if module is not None else importlib.import_module("nltk.stem.porter")
+
+
+porter = _import_porter()
 
 __all__ = [
     "DEFAULT_REFUSAL_PHRASES",

@@ -1,0 +1,16 @@
+"""Rule fetch_data: one verified file of a real data set into resources/data/<data set>/."""
+
+from pathlib import Path
+
+from probunlearn.downloads import fetch_dataset
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    fetch_dataset(
+        sm.wildcards.dataset,
+        Path(sm.output[0]).parent,
+        files=[sm.params.key],
+        source=sm.params.local,
+        revision=sm.params.revision,
+    )
