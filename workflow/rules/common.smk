@@ -67,9 +67,10 @@ WORLD_SETS = [
 ]
 
 if BENCH:
-    from probunlearn.benchmarks import benchmark_sets
+    from probunlearn.benchmarks import benchmark_sets, benchmark_sizes
 
     DATA_SETS = benchmark_sets(BENCH)
+    BENCH_SIZES = benchmark_sizes(BENCH)
 else:
     DATA_SETS = WORLD_SETS
 # author sets (TOFU-like): greedy evaluation, log-probabilities, forget quality, unlearning
@@ -121,8 +122,11 @@ def _datasets():
     }
 
 
+DATA_FILES = _datasets() if BENCH else {}
+
+
 def dataset_key(dataset, filename):
-    return _datasets()[dataset][filename]
+    return DATA_FILES[dataset][filename]
 
 
 def dataset_local(dataset):
@@ -138,7 +142,7 @@ def dataset_revision(dataset):
 def benchmark_inputs(wildcards):
     return {
         ds: [f"{RES}/data/{ds}/{name}" for name in files]
-        for ds, files in _datasets().items()
+        for ds, files in DATA_FILES.items()
     }
 
 
@@ -191,7 +195,11 @@ def base_models():
     the references only where TOFU's metrics are computed (experiment `tofu`)."""
     if not HAS_AUTHORS:
         return []
-    refs = [f"reference_{s}" for s in config["references"]] if "tofu" in EXPERIMENTS else []
+    refs = (
+        [f"reference_{s}" for s in config["references"]]
+        if "tofu" in EXPERIMENTS
+        else []
+    )
     return ["pretrained", "target"] + refs
 
 
@@ -368,9 +376,7 @@ def sampling_setting(setting):
 def evalset_rows(evalset):
     """Rows of an eval set, from the config alone."""
     if BENCH:
-        from probunlearn.benchmarks import benchmark_sizes
-
-        return benchmark_sizes(BENCH)[evalset]
+        return BENCH_SIZES[evalset]
     from probunlearn.data import evalset_size
 
     return evalset_size(evalset, config["world"])

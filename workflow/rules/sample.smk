@@ -60,7 +60,7 @@ rule score:
     conda:
         "../../envs/analysis.yaml"
     resources:
-        gpu=lambda wc: int(harm_judge(wc.evalset) is not None and HARMBENCH),
+        gpu=lambda wc: int(harm_judge(wc.evalset) is not None),
     params:
         recipe=lambda wc: model_recipe(wc.model),
         bounds=canon(config["bounds"]),
