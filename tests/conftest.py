@@ -57,7 +57,12 @@ def tiny_config(default: dict) -> dict:
     ul = cfg["unlearning"]
     ul["hparams"].update(epochs=1, batch_size=4, rmu_layer=0)
     ul["table1"]["sample_utility"] = False
-    ul["lambda_f_sweep"] = {"splits": ["forget10"], "values": [0.0, 1.0], "temperatures": []}
+    ul["lambda_f_sweep"] = {
+        "splits": ["forget10"],
+        "fig4a_splits": ["forget10"],
+        "values": [0.0, 1.0],
+        "temperatures": [],
+    }
     ul["lambda_r_sweep"] = {"split": "forget10", "lambda_f": 1.0, "values": [0.0]}
     ul["random_lambdas"] = {"draws": 1, "seed": 0, "splits": ["forget10"]}
     cfg["dcue"]["postfinetune"].update(methods=["npo", "rmu"], epochs=1, batch_size=4)

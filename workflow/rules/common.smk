@@ -2,8 +2,15 @@
 import os
 import re
 
-from probunlearn.config import validate_config
+from probunlearn.config import effective_config, validate_config
 
+# A file that says `base: paper` (a preset) is laid over workflow/defaults/paper.yaml instead of
+# config.yaml, so no value of the mini run reaches it (probunlearn.config).
+_effective = effective_config(
+    workflow.config_settings.overwrite_config, workflow.basedir, config
+)
+config.clear()
+config.update(_effective)
 validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
 
 
@@ -66,6 +73,13 @@ WORLD_SETS = [
     "benign",
 ]
 
+_WORLD_KEYS = [k for k in ("world", "tokenizer", "model", "pretrain") if k not in config]
+if not BENCH and _WORLD_KEYS:
+    raise ValueError(
+        f"config: the synthetic world (benchmarks: null) needs the keys {_WORLD_KEYS}; a file "
+        "with `base: paper` has none of them: set benchmarks, or drop `base` to lay the file over "
+        "config.yaml"
+    )
 if BENCH:
     from probunlearn.benchmarks import benchmark_sets, benchmark_sizes
 
@@ -250,21 +264,26 @@ def parse_unlearned(name):
 
 
 def random_lambdas():
-    """Seeded draws of (lambda_f in [0, 1], lambda_r in [-0.5, 0]) per split (Fig. 5c)."""
+    """Seeded draws of lambda_f in [0, 1] per split, lambda_r = 0 (Fig. 5c: the paper draws
+    lambda_f only)."""
     import random
 
     spec = config["unlearning"]["random_lambdas"]
     rng = random.Random(spec["seed"])
-    draws = []
-    for split in spec["splits"]:
-        for _ in range(spec["draws"]):
-            lf, lr = round(rng.uniform(0, 1), 3), round(rng.uniform(-0.5, 0), 3)
-            draws.append((split, lf, lr))
-    return draws
+    return [
+        (split, round(rng.uniform(0, 1), 3), 0.0)
+        for split in spec["splits"]
+        for _ in range(spec["draws"])
+    ]
 
 
 UL = config["unlearning"]
 T1 = UL["table1"]
+_FIG4A = set(UL["lambda_f_sweep"]["fig4a_splits"]) - set(UL["lambda_f_sweep"]["splits"])
+if _FIG4A:
+    raise ValueError(
+        f"config unlearning.lambda_f_sweep.fig4a_splits: {sorted(_FIG4A)} not in its splits"
+    )
 
 
 def table1_models():
@@ -337,7 +356,7 @@ def sampled_runs():
     if "npo_eo" in t1:
         runs.add((t1["npo_eo"], T1["split"], "ats"))
     sw = UL["lambda_f_sweep"]
-    for split in sw["splits"]:
+    for split in sw["fig4a_splits"]:
         runs |= {
             (m, split, sweep_setting(m, split)) for m in lambda_f_models(split).values()
         }
@@ -528,7 +547,7 @@ def fig4_runs():
     sw = UL["lambda_f_sweep"]
     lam = [
         (s, lf, scores_path(m, s, sweep_setting(m, s)))
-        for s in sw["splits"]
+        for s in sw["fig4a_splits"]
         for lf, m in lambda_f_models(s).items()
     ]
     temp = [
