@@ -73,7 +73,9 @@ WORLD_SETS = [
     "benign",
 ]
 
-_WORLD_KEYS = [k for k in ("world", "tokenizer", "model", "pretrain") if k not in config]
+_WORLD_KEYS = [
+    k for k in ("world", "tokenizer", "model", "pretrain") if k not in config
+]
 if not BENCH and _WORLD_KEYS:
     raise ValueError(
         f"config: the synthetic world (benchmarks: null) needs the keys {_WORLD_KEYS}; a file "
