@@ -18,14 +18,16 @@ pytestmark = pytest.mark.slow
 
 # jobs of each preset's dry run from scratch (fetching, building the sets, training, sampling, ...)
 PRESET_JOBS = {
-    "smollm2": {"fetch_data": 8, "fetch_model": 1, "benchmark_sets": 1, "target": 1,
+    "smollm2": {"fetch_data": 8, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1, "target": 1,
                 "unlearn": 2, "sample_shard": 18, "score": 6, "table1": 1, "fig6": 1},
-    "tofu-phi": {"fetch_data": 6, "fetch_model": 2, "benchmark_sets": 1, "reference": 3,
-                 "unlearn": 26, "evaluate": 31, "sample_shard": 487, "dcue": 26, "table1": 1,
+    "tofu-phi": {"fetch_data": 6, "fetch_model": 2, "run_config": 1, "benchmark_sets": 1,
+                 "reference": 3, "unlearn": 36, "evaluate": 41, "sample_shard": 565, "dcue": 36,
+                 "tofu_metrics": 41, "postfinetune": 5, "table1": 1,
                  "fig3_tofu": 1, "fig4": 1, "dcue_vs_fq": 1},
-    "hp-llama2": {"fetch_data": 1, "fetch_model": 1, "benchmark_sets": 1, "sample_shard": 2,
+    "hp-llama2": {"fetch_data": 1, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
+                  "sample_shard": 2,
                   "score": 1, "fig3a": 1},
-    "jbb-alignment": {"fetch_data": 2, "fetch_model": 4, "benchmark_sets": 1,
+    "jbb-alignment": {"fetch_data": 2, "fetch_model": 4, "run_config": 1, "benchmark_sets": 1,
                       "sample_shard": 24, "score": 6, "fig6": 1},
 }  # fmt: skip
 

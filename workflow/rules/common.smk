@@ -229,7 +229,7 @@ def greedy_parts():
 
 
 def all_targets():
-    return [f"{OUT}/tables/metrics.csv"] + figure_targets()
+    return [f"{OUT}/config.yaml", f"{OUT}/tables/metrics.csv"] + figure_targets()
 
 
 def metric_parts():

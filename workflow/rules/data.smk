@@ -1,5 +1,19 @@
 # The eval sets: the synthetic world and its tokenizer, or the real data sets of a preset; real models.
 
+
+rule run_config:
+    output:
+        f"{OUT}/config.yaml",
+    log:
+        f"{OUT}/logs/run_config.log",
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        config=canon(config),
+    script:
+        "../scripts/run_config.py"
+
+
 if not BENCH:
 
     rule world:

@@ -2,7 +2,7 @@
 # (fine-tuned on a retain split only: TOFU's "retrained" models).
 
 
-if "pretrained" not in HUB_MODELS:
+if not BENCH and "pretrained" not in HUB_MODELS:
 
     rule pretrain:
         input:

@@ -10,9 +10,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``probunlearn`` console script."""
     parser = argparse.ArgumentParser(prog="probunlearn", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from probunlearn import cli_bounds
+    from probunlearn import cli_bounds, cli_config
 
     cli_bounds.add_parser(sub)
+    cli_config.add_parser(sub)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

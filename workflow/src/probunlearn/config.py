@@ -81,13 +81,13 @@ def load_yaml(path: str | os.PathLike) -> dict[str, Any]:
 def base_path(name: str, root: str | os.PathLike) -> Path:
     """The file of base ``name`` under the repository ``root``."""
     if name not in BASES:
-        raise ConfigError(f"config key 'base': unknown base {name!r}; expected one of {sorted(BASES)}")
+        raise ConfigError(
+            f"config key 'base': unknown base {name!r}; expected one of {sorted(BASES)}"
+        )
     return Path(root) / BASES[name]
 
 
-def layers(
-    overlay: Mapping[str, Any], root: str | os.PathLike
-) -> list[tuple[str, dict[str, Any]]]:
+def layers(overlay: Mapping[str, Any], root: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
     """(name, content) of each layer under ``overlay``: config.yaml, or the base it names."""
     name = overlay.get("base")
     if name is None:
