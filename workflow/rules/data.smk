@@ -39,6 +39,9 @@ if not BENCH:
             "../../envs/torch.yaml"
         params:
             vocab_size=config["tokenizer"]["vocab_size"],
+            # the tokenizer adds <s> by itself (a post-processor): prompts get exactly the special
+            # tokens their tokenizer adds, and nothing is prepended
+            add_bos=True,
         script:
             "../scripts/tokenizer.py"
 
