@@ -78,6 +78,21 @@ else:
             "../scripts/benchmark_sets.py"
 
 
+if TOFU_EVAL["published_retain_logs"]:
+
+    rule fetch_tofu_log:
+        output:
+            f"{RES}/tofu_logs/{{family}}/{{split}}/eval_log_forget.json",
+        log:
+            f"{RES}/logs/fetch_tofu_log/{{family}}/{{split}}.log",
+        wildcard_constraints:
+            family="phi|llama2-7b",
+        conda:
+            "../../envs/analysis.yaml"
+        script:
+            "../scripts/fetch_tofu_log.py"
+
+
 if HUB_MODELS:
 
     rule fetch_model:
