@@ -429,3 +429,7 @@ def test_core_confidence_on_teacher_forced_logprobs():
     lp = np.asarray(rec["logprobs"])
     assert conf["confidence"][0] == pytest.approx(np.exp(lp[mask]).mean())
     assert conf["n_tokens"][1] < conf["n_tokens"][0] and not conf["fallback"].any()
+    # all tokens = the answer's tokens: not the eos (nor a tag) that TOFU's losses also score
+    every = dcue.core_confidence(tab, rs, use_core=False)
+    assert every["n_tokens"][0] == sum(rec["in_answer"]) < len(rec["logprobs"])
+    assert every["confidence"][0] == pytest.approx(np.exp(lp[rec["in_answer"]]).mean())

@@ -103,17 +103,18 @@ def test_hub_repo_without_safetensors_is_refused(monkeypatch):
 def test_chat_template_prompt(tiny_dir):
     model, tok = hub.load_causal_lm(tiny_dir, device="cpu")
     template = hub.chat_template(tok)
-    assert (
-        template == "<|user|>{question}\n<|assistant|>{{"
-    )  # bos left to qa.prompt_ids, brace escaped
+    # the bos token the chat template writes stays in the template; braces escaped
+    assert template == "<s><|user|>{question}\n<|assistant|>{{"
     q = "What is {this}?"
-    assert hub.chat_prompt(tok, q) == "<|user|>What is {this}?\n<|assistant|>{"
-    ids = qa.prompt_ids(tok, q, template)
+    assert hub.chat_prompt(tok, q) == "<s><|user|>What is {this}?\n<|assistant|>{"
+    ids = qa.prompt_ids(tok, q, qa.CHAT)
     ref = tok.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True)
     ref = ref["input_ids"] if hasattr(ref, "keys") else ref
-    assert ids == list(ref)
+    assert ids == list(ref) and ids.count(tok.bos_token_id) == 1
+    # a plain template gets the special tokens the tokenizer adds by itself (here: <s>)
+    assert qa.prompt_ids(tok, q, "Q: {question}")[0] == tok.bos_token_id
     sys_t = hub.chat_template(tok, system="Be brief.")
-    assert sys_t.startswith("<|system|>Be brief.\n<|user|>")
+    assert sys_t.startswith("<s><|system|>Be brief.\n<|user|>")
     # the custom sampler and teacher forcing take the chat template as their template
     df = sampling.sample_answers(
         model,
@@ -122,13 +123,13 @@ def test_chat_template_prompt(tiny_dir):
         ["hi?", "hello there?"],
         n=3,
         max_new_tokens=4,
-        template=template,
+        template=qa.CHAT,
         seed_key="t",
         progress=False,
     )
     assert df.height == 8 and set(df["sample"]) == {-1, 0, 1, 2}
     rows = pl.DataFrame({"id": ["a"], "question": ["hi?"], "answer": ["hello world"]})
-    lp = sampling.teacher_forced_logprobs(model, tok, rows, template=template)
+    lp = sampling.teacher_forced_logprobs(model, tok, rows, template=qa.CHAT)
     assert lp.height == 1 and np.all(np.array(lp["logprobs"][0].to_list()) <= 0)
     tok.chat_template = None
     with pytest.raises(ValueError, match="no chat template"):

@@ -429,19 +429,24 @@ def _evalset() -> pl.DataFrame:
 def test_teacher_forced_logprobs(model, tok):
     rows = _evalset()
     out = sampling.teacher_forced_logprobs(model, tok, rows, batch_size=2)
-    assert out.columns == ["id", "kind", "index", "logprobs", "top1_prob", "offsets", "text"]
+    assert out.columns == [
+        "id", "kind", "index", "logprobs", "top1_prob", "offsets", "in_answer", "text"
+    ]  # fmt: skip
     assert out.select("id", "kind", "index").rows() == [
         ("a", "answer", 0), ("a", "paraphrased", 0), ("a", "perturbed", 0), ("a", "perturbed", 1),
         ("b", "answer", 0),
         ("c", "answer", 0), ("c", "paraphrased", 0), ("c", "perturbed", 0),
     ]  # fmt: skip
-    # direct computation for one row: the perturbed answer 1 of "a"
+    # direct computation for one row: the perturbed answer 1 of "a". With the run's template, TOFU's
+    # encoding (question tags around the question, a space as answer tag, eos) gives the tokens that
+    # training sees: the prompt with the tokenizer's own <s>, " " + answer, eos
     row = out.filter(
         (pl.col("id") == "a") & (pl.col("kind") == "perturbed") & (pl.col("index") == 1)
     )
     row = row.row(0, named=True)
     p = qa.prompt_ids(tok, QUESTIONS[0])
-    a = qa.answer_ids(tok, "The cup is gold.", add_eos=False)
+    a = qa.answer_ids(tok, "The cup is gold.")
+    assert p[0] == tok.bos_token_id and p.count(tok.bos_token_id) == 1 and a[-1] == tok.eos_token_id
     with torch.no_grad():
         logp = torch.log_softmax(model(input_ids=torch.tensor([p + a])).logits[0].float(), -1)
     want = [logp[len(p) - 1 + i, t].item() for i, t in enumerate(a)]
@@ -449,9 +454,11 @@ def test_teacher_forced_logprobs(model, tok):
     top1 = [logp[len(p) - 1 + i].exp().max().item() for i in range(len(a))]
     np.testing.assert_allclose(row["top1_prob"], top1, rtol=1e-5, atol=1e-7)
     assert row["text"] == "The cup is gold."
-    # eos is excluded, so sums are the log-likelihood of the answer text
+    # eos is scored, outside the answer; so is a lone space token (the answer tag)
+    blank = [not tok.decode([t]).strip() for t in a[:-1]]
+    assert row["in_answer"] == [not b for b in blank] + [False]
     assert all(
-        len(r["logprobs"]) == len(r["offsets"]) == len(r["top1_prob"])
+        len(r["logprobs"]) == len(r["offsets"]) == len(r["top1_prob"]) == len(r["in_answer"])
         for r in out.iter_rows(named=True)
     )
     # batch size does not change the values beyond float noise
@@ -463,14 +470,17 @@ def test_teacher_forced_logprobs(model, tok):
 def test_offsets_map_answer_characters(model, tok):
     out = sampling.teacher_forced_logprobs(model, tok, _evalset())
     for r in out.iter_rows(named=True):
-        text, offs = r["text"], r["offsets"]
+        text = r["text"]
+        offs = [o for o, k in zip(r["offsets"], r["in_answer"], strict=True) if k]
+        assert r["offsets"][-1] == [-1, -1] and not r["in_answer"][-1]  # eos
         assert offs[0][0] == 0 and offs[-1][1] == len(text)
         assert all(s <= e for s, e in offs)
         assert all(offs[i][1] == offs[i + 1][0] for i in range(len(offs) - 1))
-        # decoding the tokens covering a span gives the span (up to the leading space)
+        # decoding the tokens covering a span gives the span (up to the leading space); a token
+        # outside the answer is a blank one (the space of the answer tag)
         ids = qa.answer_ids(tok, text, add_eos=False)
-        for (s, e), t in zip(offs, ids, strict=True):
-            assert tok.decode([t]).strip() == text[s:e].strip()
+        for (s, e), k, t in zip(r["offsets"], r["in_answer"], ids, strict=False):
+            assert tok.decode([t]).strip() == (text[s:e].strip() if k else "")
     # the core span "red" of row a maps to the token(s) carrying it
     a = out.filter((pl.col("id") == "a") & (pl.col("kind") == "answer")).row(0, named=True)
     covering = [i for i, (s, e) in enumerate(a["offsets"]) if s < 14 and e > 11]

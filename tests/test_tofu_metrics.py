@@ -286,7 +286,7 @@ def test_consistent_with_tofu_reference(tmp_path):
     }
     ref = _tofu_reference(logs, _eval_log(tables["ref_forget"], options=False, rouge=0.0))
 
-    # the greedy-eval metrics CSV as ROUGE source
+    # the evaluation metrics CSV (TOFU's own greedy answers) as ROUGE source
     greedy = tmp_path / "greedy.csv"
     pl.DataFrame(
         [
@@ -295,7 +295,7 @@ def test_consistent_with_tofu_reference(tmp_path):
                 "method": "npo",
                 "split": "forget10",
                 "evalset": e,
-                "metric": "greedy_rougeL_recall",
+                "metric": "tofu_rougeL_recall",
                 "value": v,
             }
             for e, v in rouge.items()

@@ -48,6 +48,7 @@ RUN = config["run"]
 OUT = f"results/{RUN}"
 RES = "resources"
 TEMPLATE = config["template"]
+TOFU_EVAL = config["tofu_eval"]
 EXPERIMENTS = set(config["experiments"])
 _NEEDS_TOFU = sorted(EXPERIMENTS & {"random_lambdas", "dcue"})
 if _NEEDS_TOFU and "tofu" not in EXPERIMENTS:
@@ -488,6 +489,32 @@ def tofu_forget_split(model):
     return split or T1["split"]
 
 
+def forget_reference(split):
+    """The forget-quality reference of a forget split: TOFU's published eval log of its retain
+    model (tofu_eval.published_retain_logs), or the log-probabilities of the run's reference.
+    """
+    family = TOFU_EVAL["published_retain_logs"]
+    if family:
+        return {
+            "reference_log": f"{RES}/tofu_logs/{family}/{split}/eval_log_forget.json"
+        }
+    return {"reference": f"{OUT}/logprobs/reference_{split}/{split}.parquet"}
+
+
+def postfinetune_reference(wc):
+    return forget_reference(parse_unlearned(wc.model)["split"])
+
+
+# TOFU's eval sets with its own greedy answers (its ROUGE): the forget splits and the utility sets
+TOFU_GEN_SETS = [s for s in LOGPROB_SETS if s != "holdout"]
+
+
+def tofu_params():
+    """The tofu_eval settings that change TOFU's losses and answers (not where the reference
+    comes from)."""
+    return canon({k: v for k, v in TOFU_EVAL.items() if k != "published_retain_logs"})
+
+
 def tofu_inputs(wc):
     split = tofu_forget_split(wc.model)
     lp = f"{OUT}/logprobs/{wc.model}"
@@ -499,7 +526,9 @@ def tofu_inputs(wc):
     }
     if split:
         inputs["forget"] = f"{lp}/{split}.parquet"
-        inputs["reference"] = f"{OUT}/logprobs/reference_{split}/{split}.parquet"
+        inputs.update(forget_reference(split))
+        if "reference_log" in inputs:  # its questions are checked against the split's
+            inputs["forget_rows"] = f"{OUT}/data/{split}.parquet"
     return inputs
 
 

@@ -39,6 +39,9 @@ if not BENCH:
             "../../envs/torch.yaml"
         params:
             vocab_size=config["tokenizer"]["vocab_size"],
+            # the tokenizer adds <s> by itself (a post-processor): prompts get exactly the special
+            # tokens their tokenizer adds, and nothing is prepended
+            add_bos=True,
         script:
             "../scripts/tokenizer.py"
 
@@ -73,6 +76,21 @@ else:
             benchmarks=canon({k: v for k, v in BENCH.items() if k != "local"}),
         script:
             "../scripts/benchmark_sets.py"
+
+
+if TOFU_EVAL["published_retain_logs"]:
+
+    rule fetch_tofu_log:
+        output:
+            f"{RES}/tofu_logs/{{family}}/{{split}}/eval_log_forget.json",
+        log:
+            f"{RES}/logs/fetch_tofu_log/{{family}}/{{split}}.log",
+        wildcard_constraints:
+            family="phi|llama2-7b",
+        conda:
+            "../../envs/analysis.yaml"
+        script:
+            "../scripts/fetch_tofu_log.py"
 
 
 if HUB_MODELS:

@@ -1,4 +1,5 @@
-# Greedy evaluation and teacher-forced log-probabilities of every model, and the long metrics table.
+# Greedy evaluation, TOFU's own greedy answers (its ROUGE) and the per-token log-probabilities
+# (TOFU's encoding, config tofu_eval) of every model, and the long metrics table.
 
 
 rule evaluate:
@@ -6,9 +7,11 @@ rule evaluate:
         model=lambda wc: model_path(wc.model),
         greedy_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=GREEDY_SETS),
         logprob_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=LOGPROB_SETS),
+        tofu_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=TOFU_GEN_SETS),
     output:
         metrics=f"{OUT}/metrics/{{model}}/greedy.csv",
         answers=f"{OUT}/greedy/{{model}}.parquet",
+        tofu_answers=f"{OUT}/tofu_answers/{{model}}.parquet",
         logprobs=expand(
             f"{OUT}/logprobs/{{{{model}}}}/{{evalset}}.parquet", evalset=LOGPROB_SETS
         ),
@@ -26,9 +29,11 @@ rule evaluate:
     params:
         recipe=lambda wc: model_recipe(wc.model),
         greedy_sets=GREEDY_SETS,
+        tofu_sets=TOFU_GEN_SETS,
         # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
         run=lambda wc: canon(
             {
+                "tofu": tofu_params(),
                 "template": template_of(wc.model),
                 "max_new_tokens": config["greedy_eval"]["max_new_tokens"],
                 "batch_size": config["greedy_eval"]["batch_size"],

@@ -13,6 +13,7 @@ rule tofu_metrics:
     params:
         recipe=lambda wc: model_recipe(wc.model),
         forget_split=lambda wc: tofu_forget_split(wc.model),
+        ds_size=TOFU_EVAL["ds_size"],
     script:
         "../scripts/tofu_metrics.py"
 
@@ -47,16 +48,13 @@ rule dcue:
 
 rule postfinetune:
     input:
+        unpack(postfinetune_reference),
         model=lambda wc: model_path(wc.model),
         unrelated=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=PFT["data"]),
         forget_rows=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
         val_rows=f"{OUT}/data/holdout.parquet",
         orig_forget=lambda wc: f"{OUT}/logprobs/target/{parse_unlearned(wc.model)['split']}.parquet",
         orig_val=f"{OUT}/logprobs/target/holdout.parquet",
-        reference=lambda wc: (
-            f"{OUT}/logprobs/reference_{parse_unlearned(wc.model)['split']}/"
-            f"{parse_unlearned(wc.model)['split']}.parquet"
-        ),
     output:
         forget=f"{OUT}/postfinetune/{{model}}/forget.parquet",
         val=f"{OUT}/postfinetune/{{model}}/holdout.parquet",
@@ -77,6 +75,7 @@ rule postfinetune:
     params:
         recipe=lambda wc: model_recipe(wc.model),
         train=canon({k: v for k, v in PFT.items() if k not in ("methods", "data")}),
+        tofu=tofu_params(),
         run=canon(
             {
                 "seed": config["seed"],

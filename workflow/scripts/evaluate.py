@@ -1,4 +1,4 @@
-"""Rule evaluate: greedy answers and teacher-forced log-probabilities of one model."""
+"""Rule evaluate: greedy answers, TOFU's own greedy answers and per-token log-probabilities of one model."""
 
 from probunlearn.evaluation import run_evaluation
 from probunlearn.wf import log_to
@@ -14,6 +14,9 @@ with log_to(sm.log[0]):
         out_answers=sm.output.answers,
         logprob_paths=list(sm.input.logprob_sets),
         out_logprobs=list(sm.output.logprobs),
+        tofu_paths=list(sm.input.tofu_sets),
+        tofu_sets=sm.params.tofu_sets,
+        out_tofu_answers=sm.output.tofu_answers,
         model_name=sm.wildcards.model,
         method=method,
         split=split,

@@ -14,7 +14,7 @@ with log_to(sm.log[0]):
         i.val_rows,
         i.orig_forget,
         i.orig_val,
-        i.reference,
+        i.get("reference"),
         sm.output.forget,
         sm.output.val,
         sm.output.metrics,
@@ -22,5 +22,7 @@ with log_to(sm.log[0]):
         method=method,
         split=split,
         train=sm.params.train,
+        tofu=sm.params.tofu,
+        reference_log=i.get("reference_log"),
         **sm.params.run,
     )

@@ -5,4 +5,9 @@ from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    run_tokenizer(list(sm.input), sm.output[0], vocab_size=sm.params.vocab_size)
+    run_tokenizer(
+        list(sm.input),
+        sm.output[0],
+        vocab_size=sm.params.vocab_size,
+        add_bos=sm.params.add_bos,
+    )

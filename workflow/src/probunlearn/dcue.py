@@ -253,9 +253,7 @@ class LLMCoreExtractor:
             )
             ids = tok(text, add_special_tokens=False)["input_ids"]
         else:
-            ids = list(tok(prompt, add_special_tokens=False)["input_ids"])
-            if tok.bos_token_id is not None:
-                ids = [tok.bos_token_id] + ids
+            ids = list(tok(prompt, add_special_tokens=True)["input_ids"])  # the tokenizer's own
         device = next(self.model.parameters()).device
         input_ids = torch.tensor([ids], dtype=torch.long, device=device)
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -339,9 +337,10 @@ def core_confidence(
     """CTCS per row: mean probability (exp of logprob) of the reference answer's core tokens.
 
     ``logprobs_table`` is ``sampling.teacher_forced_logprobs`` output (only ``kind == "answer"``,
-    index 0 is used). With ``use_core=False`` all answer tokens are averaged. Rows whose span covers no
-    token fall back to all tokens with ``fallback = True``. Columns: id, confidence, n_tokens, fallback;
-    in the order of ``rows``.
+    index 0 is used): the tokens TOFU's losses score, of which only those covering characters of the
+    answer count here (column ``in_answer``; not the answer tag or eos). With ``use_core=False`` all
+    answer tokens are averaged. Rows whose span covers no token fall back to all answer tokens with
+    ``fallback = True``. Columns: id, confidence, n_tokens, fallback; in the order of ``rows``.
     """
     rows_df = _rows_frame(rows)
     ids = [str(i) for i in rows_df["id"].to_list()]
@@ -360,8 +359,11 @@ def core_confidence(
     for i in ids:
         rec = by_id[i]
         lp = np.asarray(rec["logprobs"] or [], dtype=np.float64)
+        inside = np.asarray(rec.get("in_answer") or [True] * len(lp), dtype=bool)
+        lp = lp[inside]
         if use_core:
-            mask = core_token_mask(rec["offsets"] or [], spans.get(i, []))
+            offsets = [o for o, k in zip(rec["offsets"] or [], inside, strict=True) if k]
+            mask = core_token_mask(offsets, spans.get(i, []))
             fallback = not mask.any()
             if fallback:
                 mask = np.ones(len(lp), dtype=bool)

@@ -1,9 +1,11 @@
-"""Greedy evaluation (one greedy answer per question, scored, as rows of metrics.csv) and the
-teacher-forced log-probabilities of TOFU's metrics and DCUE, for one model in one job."""
+"""Greedy evaluation (one greedy answer per question, scored, as rows of metrics.csv), TOFU's own greedy
+answers for its ROUGE, and the teacher-forced per-token log-probabilities of TOFU's metrics and DCUE, for
+one model in one job."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -11,6 +13,7 @@ from probunlearn import models, qa
 from probunlearn.metrics_io import write_metrics
 from probunlearn.rows import write_parquet_atomic
 from probunlearn.scoring import rouge_l
+from probunlearn.token_scores import QAFormat
 
 
 def greedy_answers(
@@ -76,8 +79,10 @@ def greedy_eval(
     template: str,
     max_new_tokens: int,
     batch_size: int = 64,
+    extra_rows: Sequence[Mapping[str, Any]] = (),
 ) -> None:
-    """Greedy answers of a loaded model for each eval set → one answers parquet and metric rows."""
+    """Greedy answers of a loaded model for each eval set → one answers parquet and metric rows
+    (``extra_rows``, already complete metric rows, are written with them)."""
     base = {"model": model_name, "method": method, "split": split}
     frames, rows = [], []
     sets = [pl.read_parquet(path) for path in evalset_paths]
@@ -122,7 +127,7 @@ def greedy_eval(
                 }
             )
     write_parquet_atomic(pl.concat(frames), out_answers)
-    write_metrics(rows, out_csv)
+    write_metrics(rows + [dict(r) for r in extra_rows], out_csv)
 
 
 def logprobs_sets(
@@ -133,15 +138,83 @@ def logprobs_sets(
     *,
     template: str,
     batch_size: int = 64,
+    fmt: QAFormat | None = None,
 ) -> None:
-    """Teacher-forced log-probabilities of a loaded model on several eval sets (one parquet each)."""
+    """Per-token log-probabilities of a loaded model on several eval sets (one parquet each), with TOFU's
+    encoding in ``fmt`` (None: the format of ``template``)."""
     from probunlearn.sampling import teacher_forced_logprobs
 
     for src, dst in zip(evalset_paths, out_paths, strict=True):
         df = teacher_forced_logprobs(
-            model, tokenizer, pl.read_parquet(src), template=template, batch_size=batch_size
+            model,
+            tokenizer,
+            pl.read_parquet(src),
+            template=template,
+            fmt=fmt,
+            batch_size=batch_size,
         )
         write_parquet_atomic(df, dst)
+
+
+def tofu_format(tofu: Mapping[str, Any]) -> QAFormat:
+    """The :class:`~probunlearn.token_scores.QAFormat` of the config's ``tofu_eval`` section."""
+    return QAFormat(
+        tofu["question_start_tag"],
+        tofu["question_end_tag"],
+        tofu["answer_tag"],
+        max_length=int(tofu["max_length"]),
+    )
+
+
+def tofu_answers(
+    model,
+    tokenizer,
+    evalset_paths: Sequence[str],
+    evalsets: Sequence[str],
+    out_answers: str,
+    *,
+    model_name: str,
+    method: str,
+    split: str,
+    tofu: Mapping[str, Any],
+) -> list[dict[str, Any]]:
+    """TOFU's own greedy answers (:func:`probunlearn.tofu_metrics.tofu_generate`) on the first
+    ``tofu["ds_size"]`` questions of each eval set → an answers parquet; returns the metric rows
+    ``tofu_rougeL_recall`` (mean ROUGE-L recall per set, TOFU's "ROUGE")."""
+    from probunlearn.tofu_metrics import tofu_generate
+
+    fmt = tofu_format(tofu)
+    base = {"model": model_name, "method": method, "split": split}
+    frames, rows = [], []
+    for name, path in zip(evalsets, evalset_paths, strict=True):
+        df = pl.read_parquet(path)
+        if tofu.get("ds_size"):
+            df = df.head(int(tofu["ds_size"]))
+        out = tofu_generate(
+            model,
+            tokenizer,
+            df,
+            fmt,
+            max_length=int(tofu["generation_max_length"]),
+            batch_size=int(tofu["generation_batch_size"]),
+        )
+        frames.append(out.with_columns(pl.lit(name).alias("evalset")))
+        rows.append(
+            {
+                **base,
+                "evalset": name,
+                "metric": "tofu_rougeL_recall",
+                "value": float(out["rougeL_recall"].mean()),
+            }
+        )
+    schema = {"evalset": pl.String, "id": pl.String, "prompt": pl.String, "generated": pl.String}
+    table = (
+        pl.concat(frames).select("evalset", pl.exclude("evalset"))
+        if frames
+        else pl.DataFrame(schema={**schema, "ground_truth": pl.String, "rougeL_recall": pl.Float64})
+    )
+    write_parquet_atomic(table, out_answers)
+    return rows
 
 
 def run_evaluation(
@@ -162,11 +235,30 @@ def run_evaluation(
     dtype: str = "float32",
     device: str | None = "auto",
     threads: int | None = None,
+    tofu: Mapping[str, Any] | None = None,
+    tofu_paths: Sequence[str] = (),
+    tofu_sets: Sequence[str] = (),
+    out_tofu_answers: str | None = None,
 ) -> None:
-    """Rule evaluate: load one model once; greedy answers and teacher-forced log-probabilities."""
+    """Rule evaluate: load one model once; greedy answers, TOFU's own greedy answers (``tofu``: the
+    config's ``tofu_eval``, on ``tofu_sets``) and the per-token log-probabilities (with TOFU's encoding
+    when ``tofu`` is given, else the format of ``template``)."""
     models.set_threads(threads)
     tok = models.load_tokenizer(model_dir)
     model = models.load_model(model_dir, dtype=dtype, device=device)
+    extra: list[dict[str, Any]] = []
+    if tofu is not None and out_tofu_answers is not None:
+        extra = tofu_answers(
+            model,
+            tok,
+            tofu_paths,
+            tofu_sets,
+            out_tofu_answers,
+            model_name=model_name,
+            method=method,
+            split=split,
+            tofu=tofu,
+        )
     greedy_eval(
         model,
         tok,
@@ -180,5 +272,14 @@ def run_evaluation(
         template=template,
         max_new_tokens=max_new_tokens,
         batch_size=batch_size,
+        extra_rows=extra,
     )
-    logprobs_sets(model, tok, logprob_paths, out_logprobs, template=template, batch_size=batch_size)
+    logprobs_sets(
+        model,
+        tok,
+        logprob_paths,
+        out_logprobs,
+        template=template,
+        batch_size=batch_size,
+        fmt=tofu_format(tofu) if tofu is not None else None,
+    )

@@ -12,9 +12,9 @@
   ``llama-cpp-python``, which are not installed).
 - :func:`chat_template` / :func:`chat_prompt`: a chat model's prompt for one user question, as the
   ``template`` string (``"...{question}..."``) that :mod:`probunlearn.qa`, :mod:`probunlearn.sampling` and
-  the unlearning loop take. :func:`probunlearn.qa.prompt_ids` puts the tokenizer's bos token first, so a
-  bos token that the chat template writes itself is left out of the template (the prompt tokens are then
-  exactly those of the rendered chat template).
+  the unlearning loop take. The template keeps every special token the chat template writes (a bos
+  token, say); with ``template="chat"``, :func:`probunlearn.qa.prompt_ids` tokenises the rendered text
+  with ``add_special_tokens=False``, so the prompt tokens are exactly those of ``apply_chat_template``.
 """
 
 from __future__ import annotations
@@ -309,9 +309,9 @@ def chat_template(tokenizer, system: str | None = None) -> str:
     """The prompt template (``"...{question}..."``) of a chat model for a single user turn.
 
     Renders the tokenizer's chat template with one user message (after an optional ``system`` message) and
-    ``add_generation_prompt=True``; literal braces are escaped for ``str.format``, and a leading bos token
-    is dropped because :func:`probunlearn.qa.prompt_ids` adds it. Raises ValueError if the tokenizer has no
-    chat template.
+    ``add_generation_prompt=True``; literal braces are escaped for ``str.format``. Special tokens the chat
+    template writes (a leading bos token) stay in the text: :func:`probunlearn.qa.prompt_ids` with
+    ``template="chat"`` adds none of its own. Raises ValueError if the tokenizer has no chat template.
     """
     if not getattr(tokenizer, "chat_template", None):
         raise ValueError("the tokenizer has no chat template: use a plain template instead")
@@ -320,9 +320,6 @@ def chat_template(tokenizer, system: str | None = None) -> str:
     text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     if text.count(_SENTINEL) != 1:
         raise ValueError("the chat template does not render the user message exactly once")
-    bos = tokenizer.bos_token
-    if bos and tokenizer.bos_token_id is not None and text.startswith(bos):
-        text = text[len(bos) :]
     before, after = text.split(_SENTINEL)
     esc = lambda s: s.replace("{", "{{").replace("}", "}}")  # noqa: E731
     return esc(before) + "{question}" + esc(after)
@@ -330,5 +327,5 @@ def chat_template(tokenizer, system: str | None = None) -> str:
 
 def chat_prompt(tokenizer, question: str, system: str | None = None) -> str:
     """The chat-formatted prompt text for ``question`` as :func:`probunlearn.qa.format_prompt` makes it
-    from :func:`chat_template` (without the bos token, which ``qa.prompt_ids`` adds)."""
+    from :func:`chat_template` (with the special tokens the chat template writes)."""
     return chat_template(tokenizer, system).format(question=question)

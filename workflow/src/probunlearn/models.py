@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -47,8 +47,16 @@ def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
     return DTYPES[dtype]
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
-    """Train a byte-level BPE tokenizer on ``texts`` (deterministic for the same input)."""
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int, add_bos: bool = True
+) -> PreTrainedTokenizerFast:
+    """Train a byte-level BPE tokenizer on ``texts`` (deterministic for the same input).
+
+    With ``add_bos`` (the mini run's choice) the tokenizer adds its bos token ``<s>`` by itself, as
+    Llama's does: a ``TemplateProcessing`` post-processor puts ``<s>`` first whenever it encodes with
+    ``add_special_tokens=True``. The workflow tokenises prompts with exactly the special tokens the
+    tokenizer adds by itself and prepends nothing, so without it the mini models would see no bos.
+    """
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -59,6 +67,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
         show_progress=False,
     )
     tok.train_from_iterator(list(texts), trainer=trainer)
+    if add_bos:
+        bos = SPECIAL_TOKENS["bos_token"]
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A",
+            pair=f"{bos} $A {bos} $B:1",
+            special_tokens=[(bos, tok.token_to_id(bos))],
+        )
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, **SPECIAL_TOKENS)
     fast.padding_side = "left"
     return fast

@@ -1,9 +1,12 @@
 """Prompt formatting and tokenisation of question/answer pairs, shared by training and evaluation.
 
-A row is encoded as ``[bos] + tok(prompt) + tok(" " + answer) + [eos]`` where
-``prompt = template.format(question=...)`` (Phi/TOFU style: ``"Question: {question}\\nAnswer:"``).
-Prompt and answer are tokenised separately so that generation, which is fed the prompt tokens only,
-sees exactly the tokens that training saw.
+A row is encoded as ``tok(prompt) + tok(" " + answer) + [eos]`` where
+``prompt = template.format(question=...)`` (Phi/TOFU style: ``"Question: {question}\\nAnswer:"``) is
+tokenised with exactly the special tokens the tokenizer adds by itself (``add_special_tokens=True``: a
+Llama tokenizer's bos, nothing for Phi's or GPT-2's), and with ``template="chat"`` the tokens of the
+tokenizer's chat template, which writes its special tokens itself. Prompt and answer are tokenised
+separately so that generation, which is fed the prompt tokens only, sees exactly the tokens that training
+saw. (TOFU's own losses encode the pair in one piece: :mod:`probunlearn.token_scores`.)
 """
 
 from __future__ import annotations
@@ -39,12 +42,13 @@ def resolve_template(tokenizer, template: str) -> str:
 
 
 def prompt_ids(tokenizer, question: str, template: str = DEFAULT_TEMPLATE) -> list[int]:
-    """Token ids of the prompt, with the tokenizer's bos token first when it has one. ``template="chat"``
-    uses the tokenizer's chat template."""
-    template = resolve_template(tokenizer, template)
-    ids = tokenizer(format_prompt(question, template), add_special_tokens=False)["input_ids"]
-    bos = tokenizer.bos_token_id
-    return ([bos] if bos is not None else []) + list(ids)
+    """Token ids of the prompt, with exactly the special tokens the tokenizer adds by itself
+    (``add_special_tokens=True``): none are prepended here. ``template="chat"`` uses the tokenizer's chat
+    template, whose special tokens (a bos token, say) are its own: the rendered text is tokenised with
+    ``add_special_tokens=False``, as ``apply_chat_template`` does."""
+    chat = template == CHAT
+    text = format_prompt(question, resolve_template(tokenizer, template))
+    return list(tokenizer(text, add_special_tokens=not chat)["input_ids"])
 
 
 def answer_ids(tokenizer, answer: str, add_eos: bool = True) -> list[int]:

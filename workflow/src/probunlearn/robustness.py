@@ -13,6 +13,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -58,7 +59,7 @@ def run_postfinetune(
     val_rows_path: str,
     orig_forget_logprobs: str,
     orig_val_logprobs: str,
-    reference_forget_logprobs: str,
+    reference_forget_logprobs: str | None,
     out_forget_logprobs: str,
     out_val_logprobs: str,
     out_csv: str,
@@ -70,12 +71,18 @@ def run_postfinetune(
     seed: int,
     template: str,
     threads: int | None = None,
+    tofu: Mapping[str, Any] | None = None,
+    reference_log: str | None = None,
 ) -> pl.DataFrame:
     """Fine-tune an unlearned model on unrelated data, then its forget quality and DCUE.
 
     ``train``: epochs, lr, batch_size (and optionally warmup_ratio, weight_decay) of the fine-tune.
+    ``tofu``: the config's ``tofu_eval`` (TOFU's encoding of the log-probabilities, its ``ds_size``);
+    None = the format of ``template`` and every question. The forget quality's reference is
+    ``reference_forget_logprobs`` or TOFU's published eval log ``reference_log``.
     Returns the metric rows written to ``out_csv`` (setting ``postfinetune``).
     """
+    from probunlearn.evaluation import tofu_format
     from probunlearn.sampling import teacher_forced_logprobs
 
     forget_rows, val_rows = read_rows(forget_rows_path), read_rows(val_rows_path)
@@ -95,7 +102,9 @@ def run_postfinetune(
         **train,
     )
     for rows, out in ((forget_rows, out_forget_logprobs), (val_rows, out_val_logprobs)):
-        write_parquet_atomic(teacher_forced_logprobs(model, tok, rows, template=template), out)
+        fmt = tofu_format(tofu) if tofu is not None else None
+        lp = teacher_forced_logprobs(model, tok, rows, template=template, fmt=fmt)
+        write_parquet_atomic(lp, out)
     with tempfile.TemporaryDirectory() as tmp:
         tofu_csv, dcue_csv = Path(tmp, "tofu.csv"), Path(tmp, "dcue.csv")
         run_tofu_metrics(
@@ -105,6 +114,9 @@ def run_postfinetune(
             split=split,
             forget_logprobs=out_forget_logprobs,
             reference_forget_logprobs=reference_forget_logprobs,
+            reference_log=reference_log,
+            forget_rows=forget_rows_path if reference_log is not None else None,
+            max_questions=(tofu or {}).get("ds_size"),
         )
         run_dcue(
             orig_forget_logprobs,

@@ -582,92 +582,33 @@ def sample_answers(
 # teacher forcing
 
 
-def _answer_offsets(tokenizer, answer: str) -> tuple[list[int], list[list[int]]]:
-    """Token ids of ``" " + answer.strip()`` (as qa.answer_ids, no eos) and each token's [start, end) char
-    offsets within ``answer``."""
-    stripped = answer.strip()
-    lead = len(answer) - len(answer.lstrip())
-    enc = tokenizer(" " + stripped, add_special_tokens=False, return_offsets_mapping=True)
-    offsets = [[max(s - 1, 0) + lead, max(e - 1, 0) + lead] for s, e in enc["offset_mapping"]]
-    return list(enc["input_ids"]), offsets
-
-
 def teacher_forced_logprobs(
     model,
     tokenizer,
     rows: pl.DataFrame,
     *,
     template: str = qa.DEFAULT_TEMPLATE,
+    fmt=None,
     batch_size: int = 64,
     device: str | torch.device | None = None,
 ) -> pl.DataFrame:
-    """Per-token log-probabilities of each row's reference, paraphrased and perturbed answers.
+    """Per-token log-probabilities of each row's reference, paraphrased and perturbed answers, with TOFU's
+    encoding (:func:`probunlearn.token_scores.answer_token_table`, the layer TOFU's losses and DCUE share).
 
-    One output row per (id, kind, index) with kind in answer / paraphrased / perturbed (index 0..k-1 for
-    perturbed, 0 otherwise): ``logprobs`` and ``top1_prob`` per answer token (the answer text's tokens,
-    eos excluded, as TOFU scores it), ``offsets`` ([start, end) char offsets of each token in the answer;
-    a token's leading space is not counted), ``text`` (the answer).
+    ``fmt``: a :class:`probunlearn.token_scores.QAFormat` (TOFU's tags); None = the format of ``template``
+    (its text before and after ``{question}`` as question tags, a space as answer tag; ``"chat"``: the
+    tokenizer's chat template, with its own special tokens). One output row per (id, kind, index);
+    per scored token (the answer tag, the answer, eos unless truncated): ``logprobs``, ``top1_prob``,
+    ``offsets`` (characters of the answer, (-1, -1) outside it) and ``in_answer``; ``text`` (the answer).
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    items: list[tuple[str, str, int, str, list[int], list[int], list[list[int]]]] = []
-    has_para = "paraphrased_answer" in rows.columns
-    has_pert = "perturbed_answers" in rows.columns
-    for r in rows.iter_rows(named=True):
-        prompt = qa.prompt_ids(tokenizer, r["question"], template)
-        answers = [("answer", 0, r["answer"])]
-        if has_para and r["paraphrased_answer"] is not None:
-            answers.append(("paraphrased", 0, r["paraphrased_answer"]))
-        if has_pert and r["perturbed_answers"] is not None:
-            answers += [("perturbed", i, a) for i, a in enumerate(r["perturbed_answers"])]
-        for kind, index, text in answers:
-            ans, offsets = _answer_offsets(tokenizer, text)
-            items.append((str(r["id"]), kind, index, text, prompt, ans, offsets))
-    if device is None:
-        dev = _model_device(model)
-    else:
-        dev = models.resolve_device(str(device))
-        if _model_device(model) != dev:
-            model.to(dev)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    logprobs: list[list[float]] = []
-    top1: list[list[float]] = []
-    with torch.inference_mode():
-        for b in range(0, len(items), batch_size):
-            chunk = items[b : b + batch_size]
-            seqs = [it[4] + it[5] for it in chunk]
-            width = max(len(s) for s in seqs)
-            ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(seqs), width), dtype=torch.long)
-            for i, s in enumerate(seqs):
-                ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-                mask[i, : len(s)] = 1
-            logits = model(input_ids=ids.to(dev), attention_mask=mask.to(dev)).logits
-            for i, it in enumerate(chunk):
-                lp, la = len(it[4]), len(it[5])
-                lg = logits[i, lp - 1 : lp - 1 + la].float().log_softmax(-1)
-                target = torch.tensor(it[5], dtype=torch.long, device=lg.device)
-                logprobs.append(lg.gather(-1, target.unsqueeze(-1)).squeeze(-1).tolist())
-                top1.append(lg.max(-1).values.exp().tolist())
-    return pl.DataFrame(
-        {
-            "id": [it[0] for it in items],
-            "kind": [it[1] for it in items],
-            "index": [it[2] for it in items],
-            "logprobs": logprobs,
-            "top1_prob": top1,
-            "offsets": [it[6] for it in items],
-            "text": [it[3] for it in items],
-        },
-        schema={
-            "id": pl.String,
-            "kind": pl.String,
-            "index": pl.Int64,
-            "logprobs": pl.List(pl.Float64),
-            "top1_prob": pl.List(pl.Float64),
-            "offsets": pl.List(pl.List(pl.Int64)),
-            "text": pl.String,
-        },
+    from probunlearn import token_scores
+
+    if fmt is None:
+        fmt = token_scores.format_from_template(
+            qa.resolve_template(tokenizer, template), add_special_tokens=template != qa.CHAT
+        )
+    return token_scores.answer_token_table(
+        model, tokenizer, rows, fmt, batch_size=batch_size, device=device
     )
 
 

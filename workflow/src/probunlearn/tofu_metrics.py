@@ -1,21 +1,30 @@
-"""TOFU's metrics: truth ratio, forget quality and model utility (Maini et al., 2024).
+"""TOFU's metrics: per-question losses, truth ratio, forget quality and model utility (Maini et al., 2024).
 
-The formulas replicate TOFU's reference code (github.com/locuslab/tofu, ``evaluate_util.py`` and
-``aggregate_eval_stat.py``). All inputs are **mean per-token negative log-likelihoods** (TOFU's
-``avg_gt_loss``, ``avg_paraphrased_loss`` and ``average_perturb_loss``: the summed token NLL of an answer
-divided by its number of tokens).
+The formulas replicate TOFU's reference code (github.com/locuslab/tofu, ``data_module.py``,
+``evaluate_util.py`` and ``utils.py``).
 
+- Losses (:func:`tofu_losses`): TOFU's normalised loss of an answer, the summed token NLL of its labels
+  divided by their number, with TOFU's labels (``answer_tag + answer`` and one eos, the question part
+  ``question_start_tag + question + question_end_tag`` masked), the tokenizer's own special tokens and
+  truncation at ``max_length`` (see :mod:`probunlearn.token_scores`, the token layer DCUE shares). These are
+  TOFU's ``avg_gt_loss``, ``avg_paraphrased_loss`` and ``average_perturb_loss``; every statistic below takes
+  them as input.
 - Truth ratio of a question: ``R = exp(nll_para - mean_j nll_pert_j)`` = P̃(perturbed) / P̃(paraphrased), with
   P̃ = exp(-mean token NLL) and the perturbed answers combined by a geometric mean (an arithmetic mean of
-  their mean NLLs). TOFU stores its reciprocal ``exp(mean_j nll_pert_j - nll_para)``.
+  their mean NLLs). TOFU's eval logs store R (``truth_ratio``); its ``get_forget_quality`` recomputes the
+  reciprocal ``exp(mean_j nll_pert_j - nll_para)``.
 - Truth-ratio score ("Truth Ratio" in TOFU's tables): ``mean(max(0, 1 - R))`` on retain / Real Authors /
   World Facts, ``mean(min(R, 1/R))`` on a forget set.
 - Answer probability ("Prob."): ``mean(exp(-nll_answer))`` on retain and forget sets; on Real Authors and
   World Facts the options-normalised ``P̃(answer) / (P̃(answer) + Σ_j P̃(perturbed_j))``.
+- ROUGE (:func:`tofu_generate`): ROUGE-L recall of TOFU's own greedy answer (``run_generation``): the prompt
+  is the question part *without* the answer tag (for Phi ``"Question: {q}\\n"``), batches are left-padded,
+  and ``max_length`` counts the padded prompt.
 - Forget quality: the two-sided KS-test p-value (``scipy.stats.ks_2samp``, default method) between the
-  truth ratios of the model and of the retain-only reference model on the forget set. TOFU runs the test on
-  the stored reciprocal 1/R; the KS statistic and p-value are invariant under a strictly monotone map applied
-  to both samples, so running it on R gives the same result.
+  truth ratios of the model and of the retain-only reference model on the forget set: a reference model
+  of the run, or TOFU's published eval log of its own retain model (:func:`read_eval_log`). The KS
+  statistic and p-value are invariant under a strictly monotone map applied to both samples, so running it
+  on R or on 1/R gives the same result.
 - Model utility: the harmonic mean of the nine numbers (Prob., ROUGE-L recall, truth-ratio score) × (retain,
   Real Authors, World Facts).
 - For Real Authors and World Facts, which have no paraphrased answer, TOFU's eval config
@@ -26,10 +35,12 @@ divided by its number of tokens).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -45,8 +56,13 @@ __all__ = [
     "evalset_role",
     "forget_quality",
     "model_utility",
+    "losses_from_token_table",
     "question_nlls",
+    "read_eval_log",
     "run_tofu_metrics",
+    "tofu_generate",
+    "tofu_generation_inputs",
+    "tofu_losses",
     "tofu_stats_from_logprobs",
     "truth_ratio",
     "truth_ratio_score",
@@ -195,6 +211,271 @@ def model_utility(values: Mapping[str, float]) -> float:
 
 
 # --------------------------------------------------------------------------------------------------------
+# TOFU's losses and greedy answers, from a model
+
+
+def tofu_losses(
+    model,
+    tokenizer,
+    rows: pl.DataFrame | Sequence[Mapping[str, Any]],
+    *,
+    question_start_tag: str,
+    question_end_tag: str,
+    answer_tag: str,
+    max_length: int = 200,
+    batch_size: int = 32,
+    device: str | None = None,
+) -> pl.DataFrame:
+    """TOFU's normalised losses of each row's answer, paraphrased answer and perturbed answers.
+
+    ``rows``: eval-set rows (a DataFrame or mappings) with ``question``, ``answer`` and optionally ``id``,
+    ``paraphrased_answer`` and ``perturbed_answers`` (or TOFU's ``perturbed_answer``). Each answer is
+    encoded as TOFU's ``convert_raw_data_to_model_format`` does (:mod:`probunlearn.token_scores`) and its
+    loss is the summed NLL of its labelled tokens divided by their number, as ``get_batch_loss`` and
+    ``evaluate_util`` compute it (in float32 from the model's logits).
+
+    Returns one row per question, in order: ``id``, ``answer_loss``, ``paraphrased_loss`` (null where the
+    row has no paraphrased answer), ``perturbed_loss`` (list), and the numbers of labelled tokens
+    ``answer_tokens``, ``paraphrased_tokens``, ``perturbed_tokens`` (TOFU's ``num_token_*``). A loss over
+    no labelled token (a question part longer than ``max_length``) is NaN, as TOFU's 0/0.
+    """
+    from probunlearn.token_scores import QAFormat, answer_token_table
+
+    fmt = QAFormat(question_start_tag, question_end_tag, answer_tag, max_length=max_length)
+    table = answer_token_table(model, tokenizer, rows, fmt, batch_size=batch_size, device=device)
+    return losses_from_token_table(table)
+
+
+def losses_from_token_table(table: pl.DataFrame) -> pl.DataFrame:
+    """:func:`tofu_losses`' rows from a per-token table (:func:`probunlearn.token_scores.answer_token_table`,
+    the ``logprobs/*.parquet`` files of the workflow)."""
+    out: dict[str, dict[str, Any]] = {}
+    for pid, kind, index, lps in table.select("id", "kind", "index", "logprobs").iter_rows():
+        e = out.setdefault(
+            pid,
+            {
+                "id": pid,
+                "answer_loss": None,
+                "paraphrased_loss": None,
+                "perturbed_loss": [],
+                "answer_tokens": None,
+                "paraphrased_tokens": None,
+                "perturbed_tokens": [],
+                "_pert": [],
+            },
+        )
+        n = len(lps or [])
+        loss = -float(np.sum(lps)) / n if n else float("nan")
+        if kind == "perturbed":
+            e["_pert"].append((index, loss, n))
+        elif kind in ("answer", "paraphrased"):
+            e[f"{kind}_loss"], e[f"{kind}_tokens"] = loss, n
+        else:
+            raise ValueError(f"token table: unknown kind {kind!r} (id={pid!r})")
+    for e in out.values():
+        pert = sorted(e.pop("_pert"))
+        e["perturbed_loss"] = [x[1] for x in pert]
+        e["perturbed_tokens"] = [x[2] for x in pert]
+    return pl.DataFrame(
+        list(out.values()),
+        schema={
+            "id": pl.String,
+            "answer_loss": pl.Float64,
+            "paraphrased_loss": pl.Float64,
+            "perturbed_loss": pl.List(pl.Float64),
+            "answer_tokens": pl.Int64,
+            "paraphrased_tokens": pl.Int64,
+            "perturbed_tokens": pl.List(pl.Int64),
+        },
+    )
+
+
+def tofu_generation_inputs(tokenizer, rows, fmt) -> tuple[list[str], list[str]]:
+    """(prompts, ground truths) of TOFU's greedy generation (``evaluate_util.run_generation``).
+
+    TOFU decodes each encoded question/answer text (:func:`probunlearn.token_scores.encode_pair`: tags,
+    special tokens, truncation at ``fmt.max_length``) without special tokens and splits it at a symbol:
+    the answer tag (Phi: ``"Answer: "``; the prompt is then ``"Question: {q}\\n"``, without the tag), or,
+    when the answer tag is blank, the question end tag, which is added back to the prompt (Llama-2:
+    ``" [/INST]"``). The ground truth is the text after the symbol (up to a further occurrence of it).
+    """
+    from probunlearn.token_scores import rows_as_dicts
+
+    symbol = fmt.answer_tag if fmt.answer_tag.strip() else fmt.question_end_tag
+    if not symbol:
+        raise ValueError("TOFU's generation needs a non-empty answer tag or question end tag")
+    keep = not fmt.answer_tag.strip()
+    prompts, truths = [], []
+    for r in rows_as_dicts(rows):
+        ids = tokenizer(
+            fmt.full_text(r["question"], r["answer"]),
+            add_special_tokens=fmt.add_special_tokens,
+            max_length=int(fmt.max_length),
+            truncation=True,
+        )["input_ids"]
+        parts = tokenizer.decode(ids, skip_special_tokens=True).split(symbol)
+        if len(parts) < 2:
+            raise ValueError(
+                f"question {r['id']!r}: {symbol!r} is not in the encoded text (truncated at "
+                f"max_length={fmt.max_length}?), so TOFU's generation has no prompt"
+            )
+        prompts.append(parts[0] + (symbol if keep else ""))
+        truths.append(parts[1])
+    return prompts, truths
+
+
+def tofu_generate(
+    model,
+    tokenizer,
+    rows,
+    fmt,
+    *,
+    max_length: int = 200,
+    batch_size: int = 30,
+    device: str | None = None,
+) -> pl.DataFrame:
+    """TOFU's greedy answers and their ROUGE-L recall (``evaluate_util.run_generation`` and
+    ``eval_rouge_recall``).
+
+    Prompts and ground truths from :func:`tofu_generation_inputs`; consecutive batches of ``batch_size``
+    prompts (TOFU's eval ``batch_size``: 30) are left-padded with the eos token, tokenised with the
+    tokenizer's own special tokens, and decoded greedily until eos or until ``max_length`` tokens counting
+    the padded prompt (TOFU's ``generation.max_length``: 200). ROUGE-L recall against the ground truth
+    with stemming (rouge_score's, :func:`probunlearn.scoring.rouge_l`).
+
+    Returns one row per question: ``id``, ``prompt``, ``generated``, ``ground_truth``, ``rougeL_recall``.
+    """
+    import torch
+
+    from probunlearn import models
+    from probunlearn.scoring import rouge_l
+    from probunlearn.token_scores import rows_as_dicts
+
+    if batch_size < 1 or max_length < 1:
+        raise ValueError(f"batch_size and max_length must be >= 1, got {batch_size}, {max_length}")
+    ids_ = [r["id"] for r in rows_as_dicts(rows)]
+    prompts, truths = tofu_generation_inputs(tokenizer, rows, fmt)
+    dev = next(model.parameters()).device
+    if device is not None and models.resolve_device(str(device)) != dev:
+        dev = models.resolve_device(str(device))
+        model.to(dev)
+    eos = tokenizer.eos_token_id
+    side = tokenizer.padding_side
+    pad_token = tokenizer.pad_token
+    generated: list[str] = []
+    try:
+        tokenizer.padding_side = "left"
+        tokenizer.pad_token = tokenizer.eos_token
+        for b in range(0, len(prompts), batch_size):
+            chunk = prompts[b : b + batch_size]
+            enc = tokenizer(
+                chunk,
+                add_special_tokens=fmt.add_special_tokens,
+                padding=True,
+                return_tensors="pt",
+            )
+            width = enc["input_ids"].shape[-1]
+            budget = int(max_length) - width
+            if budget <= 0:
+                generated += [""] * len(chunk)
+                continue
+            with torch.inference_mode():
+                out = model.generate(
+                    enc["input_ids"].to(dev),
+                    attention_mask=enc["attention_mask"].to(dev),
+                    max_new_tokens=budget,
+                    do_sample=False,
+                    use_cache=True,
+                    pad_token_id=eos,
+                )
+            generated += tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
+    finally:
+        tokenizer.padding_side = side
+        tokenizer.pad_token = pad_token
+    scores = rouge_l(generated, truths) if generated else np.zeros(0)
+    return pl.DataFrame(
+        {
+            "id": ids_,
+            "prompt": prompts,
+            "generated": generated,
+            "ground_truth": truths,
+            "rougeL_recall": [float(x) for x in scores],
+        },
+        schema={
+            "id": pl.String,
+            "prompt": pl.String,
+            "generated": pl.String,
+            "ground_truth": pl.String,
+            "rougeL_recall": pl.Float64,
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# TOFU's published eval logs
+
+
+def read_eval_log(
+    path: str | os.PathLike, *, questions: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Per-question losses and truth ratios of one of TOFU's eval logs (``eval_log_forget.json`` and
+    its siblings: ``{"avg_paraphrased_loss": {"0": v, ...}, "average_perturb_loss": {"0": [v, ...], ...},
+    ...}``), in the file's order, as TOFU's ``get_forget_quality`` reads them.
+
+    Returns ``indices`` (ints), ``paraphrased_nll``, ``perturbed_nll`` (questions × k), ``truth_ratio``
+    (R, as :func:`truth_ratio`), ``answer_nll`` (``avg_gt_loss``, or None) and ``prompts`` (the generation
+    prompts of ``generated_text``, or None). With ``questions`` (the eval set's first questions, in
+    order), checks that the log has as many questions and that each of its prompts contains the
+    question, and raises ValueError otherwise.
+    """
+    try:
+        log = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable TOFU eval log ({e})") from e
+    need = ("avg_paraphrased_loss", "average_perturb_loss")
+    if not isinstance(log, dict) or any(not isinstance(log.get(k), dict) for k in need):
+        raise ValueError(f"{path}: a TOFU eval log needs the mappings {list(need)}")
+    para_d, pert_d = log["avg_paraphrased_loss"], log["average_perturb_loss"]
+    if list(para_d) != list(pert_d):
+        raise ValueError(
+            f"{path}: avg_paraphrased_loss and average_perturb_loss differ in questions"
+        )
+    try:
+        indices = [int(k) for k in para_d]
+    except ValueError as e:
+        raise ValueError(f"{path}: question keys must be integers ({e})") from e
+    if indices != list(range(len(indices))):
+        raise ValueError(f"{path}: question keys must be 0..n-1 in order")
+    para = _vector(list(para_d.values()), f"{path}: avg_paraphrased_loss")
+    pert = _options(list(pert_d.values()), para.size, f"{path}: average_perturb_loss")
+    gt = log.get("avg_gt_loss")
+    prompts = None
+    if isinstance(log.get("generated_text"), dict):
+        prompts = [str(v[0]) for v in log["generated_text"].values()]
+    if questions is not None:
+        qs = list(questions)
+        if len(qs) != para.size:
+            raise ValueError(
+                f"{path}: the log has {para.size} questions, the eval set's first ones are {len(qs)}"
+            )
+        if prompts is not None:
+            bad = [i for i, (q, p) in enumerate(zip(qs, prompts, strict=False)) if q not in p]
+            if bad or len(prompts) != len(qs):
+                raise ValueError(
+                    f"{path}: question {bad[0] if bad else len(prompts)} of the log is not the eval "
+                    "set's: the log was made on other questions or in another order"
+                )
+    return {
+        "indices": indices,
+        "paraphrased_nll": para,
+        "perturbed_nll": pert,
+        "truth_ratio": truth_ratio(para, pert),
+        "answer_nll": None if not isinstance(gt, dict) else np.asarray(list(gt.values()), float),
+        "prompts": prompts,
+    }
+
+
+# --------------------------------------------------------------------------------------------------------
 # from the teacher-forced log-probability table
 
 
@@ -311,19 +592,20 @@ def _write_metrics(rows: list[dict], path: str | os.PathLike) -> Path:
 
 
 def _rouge_values(
-    rouge: Mapping[str, float] | str | os.PathLike, evalsets: Sequence[str], model: str
+    rouge: Mapping[str, float] | str | os.PathLike,
+    evalsets: Sequence[str],
+    model: str,
+    metric: str = "tofu_rougeL_recall",
 ) -> dict[str, float]:
-    """ROUGE-L recall per eval set: from a mapping, or from a greedy-eval metrics CSV
-    (metric ``greedy_rougeL_recall``; rows of ``model`` when present, greedy ``setting`` when present)."""
+    """ROUGE-L recall per eval set: from a mapping, or from an evaluation metrics CSV (rows of
+    ``metric``; rows of ``model`` when present, greedy ``setting`` when present)."""
     if isinstance(rouge, Mapping):
         missing = [e for e in evalsets if e not in rouge]
         if missing:
             raise ValueError(f"ROUGE values missing for eval set(s) {missing}")
         return {e: float(rouge[e]) for e in evalsets}
     schema = {c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
-    df = pl.read_csv(rouge, schema_overrides=schema).filter(
-        pl.col("metric") == "greedy_rougeL_recall"
-    )
+    df = pl.read_csv(rouge, schema_overrides=schema).filter(pl.col("metric") == metric)
     if "model" in df.columns and model in df["model"].to_list():
         df = df.filter(pl.col("model") == model)
     if "setting" in df.columns:  # the long table's sampling-setting column: greedy rows have ""
@@ -333,7 +615,7 @@ def _rouge_values(
         vals = df.filter(pl.col("evalset") == e)["value"].to_list()
         if len(vals) != 1:
             raise ValueError(
-                f"{rouge}: expected one greedy_rougeL_recall row for evalset {e!r}, found {len(vals)}"
+                f"{rouge}: expected one {metric} row for evalset {e!r}, found {len(vals)}"
             )
         out[e] = float(vals[0])
     return out
@@ -347,23 +629,31 @@ def run_tofu_metrics(
     split: str,
     forget_logprobs: str | os.PathLike | None = None,
     reference_forget_logprobs: str | os.PathLike | None = None,
+    reference_log: str | os.PathLike | None = None,
+    forget_rows: str | os.PathLike | None = None,
     retain_logprobs: str | os.PathLike | None = None,
     real_authors_logprobs: str | os.PathLike | None = None,
     world_facts_logprobs: str | os.PathLike | None = None,
     rouge: Mapping[str, float] | str | os.PathLike | None = None,
+    rouge_metric: str = "tofu_rougeL_recall",
     forget_evalset: str | None = None,
     utility_evalsets: Mapping[str, str] | None = None,
     max_questions: int | None = None,
 ) -> pl.DataFrame:
     """TOFU metrics of one model → metric rows CSV (columns model, method, split, evalset, metric, value).
 
-    Inputs are ``teacher_forced_logprobs`` parquet files. Rows written:
+    Inputs are per-token log-probability parquet files (:func:`probunlearn.token_scores.answer_token_table`),
+    of which the first ``max_questions`` questions count (TOFU: 300). Rows written:
     - forget set (evalset = ``forget_evalset``, default ``split``): ``answer_prob``, ``truth_ratio_score``
-      (forget form), and with ``reference_forget_logprobs`` ``forget_quality`` and ``ks_statistic``;
+      (forget form), and ``forget_quality`` and ``ks_statistic`` against a reference: the forget-set
+      log-probabilities of a retain-only model (``reference_forget_logprobs``), or TOFU's published eval log
+      of its retain model (``reference_log``, an ``eval_log_forget.json``; with ``forget_rows``, the forget
+      set's rows, its questions are checked against the log's);
     - each utility set (retain, real_authors, world_facts by default; rename with ``utility_evalsets``):
       ``answer_prob`` and ``truth_ratio_score``;
     - ``model_utility`` (evalset ``utility``) when all three utility sets and ``rouge`` (a mapping evalset →
-      ROUGE-L recall, or the greedy-eval metrics CSV) are given.
+      ROUGE-L recall, or the evaluation metrics CSV with ``rouge_metric`` rows: TOFU's own greedy answers
+      by default) are given.
     Returns the rows as a DataFrame.
     """
     base = {"model": model, "method": method, "split": split}
@@ -373,14 +663,19 @@ def run_tofu_metrics(
         rows.append({**base, "evalset": evalset, "metric": metric, "value": float(value)})
 
     fset = forget_evalset or split
-    if reference_forget_logprobs is not None and forget_logprobs is None:
-        raise ValueError("reference_forget_logprobs needs forget_logprobs")
+    if reference_forget_logprobs is not None and reference_log is not None:
+        raise ValueError("give reference_forget_logprobs or reference_log, not both")
+    if (reference_forget_logprobs is not None or reference_log is not None) and (
+        forget_logprobs is None
+    ):
+        raise ValueError("a forget-quality reference needs forget_logprobs")
     if forget_logprobs is not None:
         fs = tofu_stats_from_logprobs(
             pl.read_parquet(forget_logprobs), "forget", max_questions=max_questions
         )
         add(fset, "answer_prob", fs["answer_prob"])
         add(fset, "truth_ratio_score", fs["truth_ratio_score"])
+        ref_tr = None
         if reference_forget_logprobs is not None:
             rs = tofu_stats_from_logprobs(
                 pl.read_parquet(reference_forget_logprobs), "forget", max_questions=max_questions
@@ -389,7 +684,22 @@ def run_tofu_metrics(
                 raise ValueError(
                     f"{forget_logprobs} and {reference_forget_logprobs} cover different questions"
                 )
-            ks = _ks(fs["truth_ratio"], rs["truth_ratio"])
+            ref_tr = rs["truth_ratio"]
+        elif reference_log is not None:
+            questions = None
+            if forget_rows is not None:
+                fr = pl.read_parquet(forget_rows, columns=["id", "question"])
+                by_id = dict(zip(fr["id"].cast(pl.String).to_list(), fr["question"], strict=True))
+                questions = [by_id[i] for i in fs["ids"]]
+            log = read_eval_log(reference_log, questions=questions)
+            if log["truth_ratio"].size != len(fs["ids"]):
+                raise ValueError(
+                    f"{reference_log} has {log['truth_ratio'].size} questions, the model's first "
+                    f"{len(fs['ids'])} of {fset}: use the full TOFU split and ds_size 300, as the log"
+                )
+            ref_tr = log["truth_ratio"]
+        if ref_tr is not None:
+            ks = _ks(fs["truth_ratio"], ref_tr)
             add(fset, "forget_quality", ks.pvalue)
             add(fset, "ks_statistic", ks.statistic)
 
@@ -407,7 +717,7 @@ def run_tofu_metrics(
         utility[f"{key}_prob"] = st["answer_prob"]
         utility[f"{key}_tr"] = st["truth_ratio_score"]
     if len(utility) == 6 and rouge is not None:
-        rv = _rouge_values(rouge, [names[k] for k in paths], model)
+        rv = _rouge_values(rouge, [names[k] for k in paths], model, rouge_metric)
         for key in paths:
             utility[f"{key}_rouge"] = rv[names[key]]
         add("utility", "model_utility", model_utility(utility))

@@ -134,8 +134,11 @@ def _write_json(obj, path: str | os.PathLike) -> None:
     os.replace(tmp, path)
 
 
-def run_tokenizer(corpus_paths: Sequence[str], out_dir: str, *, vocab_size: int) -> None:
-    """Train the BPE tokenizer on every text of the world and save it."""
+def run_tokenizer(
+    corpus_paths: Sequence[str], out_dir: str, *, vocab_size: int, add_bos: bool = True
+) -> None:
+    """Train the BPE tokenizer on every text of the world and save it (``add_bos``: it adds its bos
+    token ``<s>`` by itself, see :func:`probunlearn.models.train_tokenizer`)."""
     texts: list[str] = []
     for p in corpus_paths:
         df = pl.read_parquet(p)
@@ -145,7 +148,7 @@ def run_tokenizer(corpus_paths: Sequence[str], out_dir: str, *, vocab_size: int)
         if "perturbed_answers" in df.columns:
             texts += [t for lst in df["perturbed_answers"].to_list() for t in lst]
     texts.append(qa.DEFAULT_TEMPLATE)
-    tok = models.train_tokenizer(texts, vocab_size)
+    tok = models.train_tokenizer(texts, vocab_size, add_bos=add_bos)
     tmp = Path(out_dir + ".tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
