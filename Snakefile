@@ -16,6 +16,7 @@ include: "workflow/rules/sample.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:

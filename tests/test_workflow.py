@@ -135,6 +135,35 @@ def test_figures_and_tables_written(tiny_run):
     assert not list(out.rglob("*.tmp")) and not list(out.rglob(".*.tmp"))
 
 
+def test_claims_table(tiny_run):
+    """One row per claim the tiny run's tables can test; holds is not asserted (no finding at this
+    size). Left out: Fig. 4b (no second temperature), Fig. 5a (no negative lambda_r), Fig. 5c (one
+    random-lambda model)."""
+    from probunlearn.claims import COLUMNS
+
+    work, _ = tiny_run
+    df = pl.read_csv(work / "results/tiny/tables/claims.csv")
+    assert df.columns == COLUMNS
+    assert df["claim"].to_list() == [
+        "t1-ed-above-greedy",
+        "t1-mean-matches-greedy",
+        "t1-ours-std-below-npo",
+        "t1-ours-ed-below-npo",
+        "fig3a-sampling-reveals-leakage",
+        "fig3d-ours-under-npo",
+        "fig4a-std-falls-with-lambda_f",
+        "fig5b-forget-confidence-rises",
+        "fig5b-retain-confidence-stays",
+        "table2-utility-flat-in-lambda",
+        "fig6-sampled-harm-above-greedy",
+        "fig6-mbin-reveals-harm",
+        "dcue-orders-like-forget-quality",
+    ]
+    assert df["holds"].dtype == pl.Boolean and df["value"].str.len_chars().min() > 0
+    md = (work / "results/tiny/tables/claims.md").read_text()
+    assert md.count("\n| ") == df.height + 1
+
+
 def test_second_run_has_nothing_to_do(tiny_run):
     work, _ = tiny_run
     proc = snakemake(work, "-n")
@@ -158,13 +187,14 @@ def test_changed_hyperparameter_reruns_exactly_its_models(tiny_run):
         write_config(work, changed)
         proc = snakemake(work, "-n", "--quiet", "rules")
         jobs = job_counts(proc.stdout + proc.stderr)
-        # run_config writes the effective configuration: it reruns on any change
-        assert set(jobs) - {"all", "total"} == {"run_config", "table1"}, jobs
+        # claims.csv reads table1.csv and fig3d.csv: it reruns with them; run_config writes the
+        # whole effective config, so any change of config.yaml reruns it
+        assert set(jobs) - {"all", "total"} == {"run_config", "table1", "claims"}, jobs
         changed["figures"]["gen_points"] = cfg["figures"]["gen_points"] + 10
         write_config(work, changed)
         proc = snakemake(work, "-n", "--quiet", "rules")
         jobs = job_counts(proc.stdout + proc.stderr)
-        assert set(jobs) - {"all", "total"} == {"run_config", "table1", "fig3_tofu"}, jobs
+        assert set(jobs) - {"all", "total"} == {"run_config", "table1", "fig3_tofu", "claims"}, jobs
         # a changed chunk size reruns every shard, also shard-0 whose path is unchanged (the params
         # of sample_shard form one dict: Snakemake compares params as a set of values, in which
         # chunk_size 4 -> 1 would hide beside n = 4 and threads = 1)
@@ -244,5 +274,5 @@ def test_report_has_every_figure(tiny_run):
     proc = snakemake(work, "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]
     html = (work / "report.html").read_text(errors="ignore")
-    for name in ("fig3a", "fig4b", "fig6", "table1"):
+    for name in ("fig3a", "fig4b", "fig6", "table1", "claims"):
         assert name in html, name

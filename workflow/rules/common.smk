@@ -230,7 +230,11 @@ def greedy_parts():
 
 
 def all_targets():
-    return [f"{OUT}/config.yaml", f"{OUT}/tables/metrics.csv"] + figure_targets()
+    return (
+        [f"{OUT}/config.yaml", f"{OUT}/tables/metrics.csv"]
+        + figure_targets()
+        + claims_targets()
+    )
 
 
 def metric_parts():
@@ -657,3 +661,31 @@ def figure_targets():
     if "dcue" in EXPERIMENTS:
         tables.append(f"{TAB}/dcue_vs_fq.csv")
     return figure_outputs(*names) + tables
+
+
+# ---- the paper's claims (rule claims, probunlearn.claims) ------------------------------------
+def claims_inputs():
+    """Table name → CSV of the tables the claims read, for the run's experiments."""
+    t = {"metrics": f"{TAB}/metrics.csv"} if "alignment" in EXPERIMENTS else {}
+    if "table1" in EXPERIMENTS:
+        t["table1"] = f"{TAB}/table1.csv"
+        if has_fig3_tofu():
+            t["fig3d"] = f"{TAB}/fig3d.csv"
+    if "saga" in EXPERIMENTS:
+        t["fig3a"] = f"{TAB}/fig3a.csv"
+    if "lambda_f" in EXPERIMENTS:
+        t |= {n: f"{TAB}/{n}.csv" for n in ("fig4a", "fig4b", "fig5b")}
+    if "lambda_r" in EXPERIMENTS:
+        t["fig5a"] = f"{TAB}/fig5a.csv"
+    if "random_lambdas" in EXPERIMENTS:
+        t |= {n: f"{TAB}/{n}.csv" for n in ("fig5c", "table2")}
+    if "alignment" in EXPERIMENTS:
+        t["fig6"] = f"{TAB}/fig6.csv"
+    if "dcue" in EXPERIMENTS:
+        t["dcue_meta"] = f"{TAB}/dcue_meta.csv"
+    return t
+
+
+def claims_targets():
+    """claims.csv where the run makes a table a claim reads."""
+    return [f"{TAB}/claims.csv"] if claims_inputs() else []

@@ -1,0 +1,8 @@
+"""Rule claims: the paper's claims tested on the run's tables (claims.csv and claims.md)."""
+
+from probunlearn.claims import write_claims
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    write_claims(sm.params.tables, sm.output.csv, sm.output.md, lambda_f=sm.params.lambda_f)
