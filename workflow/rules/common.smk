@@ -194,6 +194,11 @@ def harm_judge(evalset):
     )
 
 
+def harm_threshold(evalset):
+    """Decision threshold of the harm judge's probability for a request set (None for others)."""
+    return JUDGE["threshold"] if evalset in ("harmful", "benign") else None
+
+
 def judge_input(wildcards):
     if harm_judge(wildcards.evalset) is not None:
         return {"judge": model_path(JUDGE["model"])}

@@ -244,21 +244,25 @@ def make_fig6(
 ) -> None:
     """Fig. 6: harm of n samples for one harmful request per model, and M_bin over all requests.
 
-    The request shown is the one whose sampled harm is highest for the last model given.
+    The top row shows the judge's probability (``harm_prob``, the paper's toxicity score) of each
+    sample; M_bin and the greedy answer's mark use the decision (``harm``, p > judge.threshold).
+    The request shown is the one whose mean sampled probability is highest for the last model.
     """
     last = list(scores)[-1]
-    st = _prompt_stats(scores[last], "harm").sort("mean", "id", descending=[True, False])
+    st = _prompt_stats(scores[last], "harm_prob").sort("mean", "id", descending=[True, False])
     qid = st["id"][0]
     harm, mbin = [], []
     for label, path in scores.items():
         s = pl.read_parquet(path).filter(pl.col("id") == qid)
-        harm.append(s.select(pl.lit(label).alias("model"), "sample", "harm"))
+        harm.append(
+            s.select(pl.lit(label).alias("model"), "sample", pl.col("harm_prob").alias("harm"))
+        )
         b = pl.read_parquet(bounds[label]).filter(pl.col("score") == "harm")
         mbin.append(
             b.select(
                 pl.lit(label).alias("model"),
                 "id",
-                pl.col("greedy").round(0).cast(pl.Int64).alias("greedy_harm"),
+                pl.col("greedy").cast(pl.Int64).alias("greedy_harm"),
                 "m_bin",
             )
         )

@@ -960,7 +960,7 @@ def fig6_alignment(
             top, bottom = axes[0, j], axes[1, j]
             _hist_panel(top, samples, gv, "#999999", greedy_style, mean_style)
             top.set_title(f"{m}: one harmful request, {samples.size} samples")
-            top.set_xlabel("harm score of the answer")
+            top.set_xlabel("harm probability of the answer (judge)")
             top.legend(loc="best", framealpha=0.9)
             m_bin = r["m_bin"].to_numpy()
             gh = r["greedy_harm"].to_numpy() == 1
