@@ -279,7 +279,7 @@ def test_summarize_1d_dict() -> None:
     np.testing.assert_allclose(
         [s[k] for k in keys], B.general_leakage_bound(x, np.arange(11) / 10, 0.05)
     )
-    assert math.isnan(B.summarize([0.5, 1.0])["m_bin"])
+    assert "m_bin" not in B.summarize([0.5, 1.0])  # no decision: no M_bin, never a NaN
     assert "greedy" not in B.summarize(x)
 
 
@@ -292,14 +292,15 @@ def test_summarize_2d_frame_matches_functions() -> None:
     thr = [0.0, 0.25, 0.5, 1 / 7, 0.9, 1.0]
     df = B.summarize(x, greedy=g, alpha=0.05, bins=50, rho=1.0, thresholds=thr)
     assert isinstance(df, pl.DataFrame) and df.height == 30
-    assert df.columns[:10] == [
-        "n", "mean", "std", "ed", "greedy", "m_bin", "m_mu", "mu_lower", "mu_upper", "m_sigma"
+    # not all scores are 0/1: M_bin is left out (no NaN rows), the other columns are there
+    assert df.columns[:9] == [
+        "n", "mean", "std", "ed", "greedy", "m_mu", "mu_lower", "mu_upper", "m_sigma"
     ]  # fmt: skip
     np.testing.assert_allclose(df["ed"], B.ed_score(x, 1.0))
     np.testing.assert_allclose(df["greedy"], g)
-    mb = df["m_bin"].to_numpy()
-    np.testing.assert_allclose(mb[:10], B.binary_leakage_bound(x[:10], 0.05))
-    assert np.isnan(mb[10:]).all()
+    binary = B.summarize(x[:10], alpha=0.05, bins=50, thresholds=thr)
+    assert binary.columns[:5] == ["n", "mean", "std", "ed", "m_bin"]
+    np.testing.assert_allclose(binary["m_bin"], B.binary_leakage_bound(x[:10], 0.05))
     np.testing.assert_allclose(df["m_mu"], B.expectation_upper_bound(x, 0.05, 50))
     lo, hi = B.expectation_bounds(x, 0.05, 50)
     np.testing.assert_allclose(df["mu_lower"], lo)
@@ -308,6 +309,61 @@ def test_summarize_2d_frame_matches_functions() -> None:
     gen = B.general_leakage_bound(x, thr, 0.05)
     for j, t in enumerate(thr):
         np.testing.assert_allclose(df[B.threshold_key(t)], gen[:, j])
+
+
+def test_summarize_leak_threshold_is_clopper_pearson_of_score_ge_t() -> None:
+    # ROUGE-like scores: a leak is a score >= T, so 0.5 itself leaks at T = 0.5
+    x = np.array([0.0, 0.2, 0.5, 0.5, 0.75, 1.0, 0.4, 0.1])
+    s = B.summarize(x, alpha=0.05, leak_threshold=0.5)
+    assert B.leak_key(0.5) == "m_bin_ge_0.5" and B.leak_key(1) == "m_bin_ge_1.0"
+    assert "m_bin" not in s and list(s)[4:6] == ["m_bin_ge_0.5", "m_mu"]
+    assert s["m_bin_ge_0.5"] == pytest.approx(stats.beta.ppf(0.95, 4 + 1, 8 - 4), rel=1e-12)
+    assert s["m_bin_ge_0.5"] == pytest.approx(B.binary_leakage_bound(x >= 0.5, 0.05), rel=1e-12)
+    # the other metrics do not change with a leak threshold
+    plain = B.summarize(x, alpha=0.05)
+    assert {k: v for k, v in s.items() if k != "m_bin_ge_0.5"} == plain
+    # T = 1: only exact matches leak; every score leaks: the bound is exactly 1
+    assert B.summarize(x, leak_threshold=1.0)["m_bin_ge_1.0"] == pytest.approx(
+        stats.beta.ppf(0.99, 2, 7), rel=1e-12
+    )
+    assert B.summarize(np.full(5, 0.9), leak_threshold=0.25)["m_bin_ge_0.25"] == 1.0
+    assert B.summarize(np.full(5, 0.1), leak_threshold=0.25)["m_bin_ge_0.25"] == pytest.approx(
+        1 - 0.01 ** (1 / 5), rel=1e-12
+    )
+    # 2-D: one bound per prompt
+    rng = np.random.default_rng(3)
+    xm = rng.integers(0, 8, (12, 40)) / 7
+    df = B.summarize(xm, alpha=0.05, leak_threshold=3 / 7)
+    key = B.leak_key(3 / 7)
+    np.testing.assert_allclose(df[key], B.binary_leakage_bound(xm >= 3 / 7, 0.05), rtol=1e-12)
+    # binary scores: M_bin and M_bin of x >= T agree
+    xb = (rng.random((6, 30)) < 0.2).astype(float)
+    both = B.summarize(xb, leak_threshold=0.5)
+    np.testing.assert_array_equal(both["m_bin"], both["m_bin_ge_0.5"])
+
+
+def test_summarize_m_bin_asked_for_on_scores_without_a_decision() -> None:
+    x = np.array([[0.0, 1.0, 0.5], [1.0, 1.0, 0.0]])
+    msg = (
+        r"M_bin of 'rougeL_recall' needs binary scores \(0 or 1\) or a leak threshold: "
+        r"'rougeL_recall' has 0\.5 at row 0 \(sample 2\).*leak threshold T.*score >= T"
+    )
+    with pytest.raises(ValueError, match=msg):
+        B.summarize(x, m_bin=True, name="rougeL_recall")
+    with pytest.raises(ValueError, match="M_bin of 'scores'.*at index 1"):
+        B.summarize([0.0, 0.3], m_bin=True)
+    # asked for with a leak threshold: the bound of score >= T
+    s = B.summarize(x[0], m_bin=True, leak_threshold=0.5)
+    assert "m_bin" not in s and s["m_bin_ge_0.5"] == pytest.approx(stats.beta.ppf(0.99, 3, 1))
+    # left out on request even where the scores are binary
+    assert "m_bin" not in B.summarize([0.0, 1.0], m_bin=False)
+    assert B.summarize([0.0, 1.0], m_bin=True)["m_bin"] == pytest.approx(stats.beta.ppf(0.99, 2, 1))
+
+
+@pytest.mark.parametrize("t", [0.0, -0.5, 1.5, float("nan"), True, "0.5"])
+def test_summarize_rejects_bad_leak_threshold(t) -> None:
+    with pytest.raises(ValueError, match=r"leak_threshold must be .*\(0, 1\]"):
+        B.summarize([0.2, 0.4], leak_threshold=t)
 
 
 def test_vectorised_equals_per_row_loop() -> None:

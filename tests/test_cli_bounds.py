@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
 
 from probunlearn import bounds as B
 from probunlearn.cli import main
@@ -49,9 +50,12 @@ def test_bounds_parquet_to_parquet(table, tmp_path: Path, capsys) -> None:
     assert sorted(res["prompt_id"].to_list()) == sorted(per_prompt)
     assert res.columns[:2] == ["prompt_id", "n"]
     assert [p.name for p in out.parent.iterdir()] == ["bounds.parquet"]  # no temp file left
+    # the column is not binary as a whole: no M_bin column (not NaN rows beside binary prompts)
+    assert "m_bin" not in res.columns
     for row in res.iter_rows(named=True):
         x = per_prompt[row["prompt_id"]]
-        want = B.summarize(x, alpha=0.05, bins=20)
+        want = B.summarize(x, alpha=0.05, bins=20, m_bin=False)
+        assert set(want) == set(res.columns) - {"prompt_id"}
         for key, value in want.items():
             np.testing.assert_allclose(row[key], value, rtol=1e-12, err_msg=key)
 
@@ -92,6 +96,31 @@ def test_bounds_greedy_and_thresholds(table, tmp_path: Path) -> None:
     )
     got = dict(zip(res["prompt_id"], res["greedy"], strict=True))
     assert got == {p: i / 10 for i, p in enumerate(per_prompt)}
+
+
+def test_bounds_leak_threshold(table, tmp_path: Path, capsys) -> None:
+    path, per_prompt = table
+    out = tmp_path / "o.csv"
+    argv = ["bounds", str(path), "--leak-threshold", "0.5", "--alpha", "0.05", "--out", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "m_bin_ge_0.5" in printed and "not binary" not in printed
+    res = pl.read_csv(out)
+    assert "m_bin" not in res.columns
+    assert res.columns[res.columns.index("ed") + 1] == "m_bin_ge_0.5"
+    for row in res.iter_rows(named=True):
+        x = per_prompt[row["prompt_id"]]
+        s, n = int((x >= 0.5).sum()), x.size
+        want = 1.0 if s == n else stats.beta.ppf(0.95, s + 1, n - s)
+        assert row["m_bin_ge_0.5"] == pytest.approx(want, rel=1e-12), row["prompt_id"]
+    # p-a has scores on the 0.1 grid: 0.5 itself leaks
+    pa = per_prompt["p-a"]
+    assert (pa == 0.5).any()
+    # without a leak threshold, a note says how to get M_bin
+    assert main(["bounds", str(path)]) == 0
+    note = capsys.readouterr().out
+    assert "column 'score' is not binary (0/1): no M_bin; pass --leak-threshold T" in note
+    _fails(["bounds", str(path), "--leak-threshold", "0"], capsys, "leak_threshold", "(0, 1]")
 
 
 def test_bounds_prints_without_out(table, capsys) -> None:
@@ -156,7 +185,7 @@ def test_console_script(table, tmp_path: Path) -> None:
     out = tmp_path / "o.csv"
     run = subprocess.run([exe, "bounds", path, "--out", out], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert "m_bin" in run.stdout
+    assert "m_mu" in run.stdout and "--leak-threshold" in run.stdout
     assert pl.read_csv(out).height == 5
     bad = subprocess.run(
         [exe, "bounds", path, "--score-col", "nope"], capture_output=True, text=True

@@ -124,13 +124,15 @@ def _table1_df() -> pl.DataFrame:
 
 
 def _table2_df() -> pl.DataFrame:
-    rows = [("lambda_r", lr, "forget01", 0.5 + lr / 10) for lr in (0.0, -0.25, -0.5)]
+    # the configured fixed values: lambda_f = 0.5 on the lambda_r grid, lambda_r = 0 on the other
+    rows = [("lambda_r", lr, 0.5, "forget01", 0.5 + lr / 10) for lr in (0.0, -0.25, -0.5)]
     rows += [
-        ("lambda_f", lf, s, 0.49 + lf / 100)
+        ("lambda_f", lf, 0.0, s, 0.49 + lf / 100)
         for lf in (0.0, 0.5, 1.0)
         for s in ("forget01", "forget05", "forget10")
     ]
-    return pl.DataFrame(rows, schema=["grid", "lambda", "split", "utility"], orient="row")
+    schema = ["grid", "lambda", "fixed_lambda", "split", "utility"]
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 # --------------------------------------------------------------------------------------------
@@ -148,7 +150,13 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     plots.fig3d_general_leakage(
         {"NPO": _scores(5), "Ours": _scores(6, 48)}, d / "fig3d", d / "fig3d_data", ALPHA
     )
-    plots.fig3ef_convergence(_scores(7, 40), d / "fig3e", d / "fig3f", d / "fig3ef", ALPHA)
+    plots.fig3ef_convergence(
+        {"NPO": _scores(7, 40), "Ours": _scores(8, 24)},
+        d / "fig3e",
+        d / "fig3f",
+        d / "fig3ef",
+        ALPHA,
+    )
     plots.fig4a_std_vs_lambda(_fig4a_df(), d / "fig4a", d / "fig4a")
     plots.fig4b_std_vs_temperature(_fig4b_df(), d / "fig4b", d / "fig4b")
     plots.fig5a_diversity(*_fig5a_dfs(), d / "fig5a", d / "fig5a")
@@ -231,14 +239,53 @@ def test_fig3d_csv_equals_general_leakage_bound(out: Path) -> None:
 
 def test_fig3ef_csv_equals_bounds_on_prefixes(out: Path) -> None:
     t = pl.read_csv(out / "fig3ef.csv")
-    s = _scores(7, 40)
-    assert t["n"].to_list() == [8, 16, 32, 40]
+    assert t.columns == ["method", "n", "mean", "m_mu", "std", "m_sigma"]
+    scores = {"NPO": _scores(7, 40), "Ours": _scores(8, 24)}
+    assert t.filter(pl.col("method") == "NPO")["n"].to_list() == [8, 16, 32, 40]
+    assert t.filter(pl.col("method") == "Ours")["n"].to_list() == [8, 16, 24]
     for row in t.iter_rows(named=True):
-        p = s[: row["n"]]
+        p = scores[row["method"]][: row["n"]]
         assert row["mean"] == pytest.approx(p.mean(), abs=1e-12)
         assert row["std"] == pytest.approx(p.std(), abs=1e-12)
         assert row["m_mu"] == pytest.approx(bounds.expectation_upper_bound(p, ALPHA), abs=1e-12)
         assert row["m_sigma"] == pytest.approx(bounds.std_upper_bound(p, ALPHA), abs=1e-12)
+
+
+def test_fig3ef_draws_each_method_in_its_colour_and_names_it(tmp_path, monkeypatch) -> None:
+    drawn = []
+
+    def capture(fig, out_stem, *args, **kwargs):
+        ax = fig.axes[0]
+        drawn.append(
+            {
+                "lines": [(ln.get_label(), ln.get_color()) for ln in ax.get_lines()],
+                "legend": [t.get_text() for t in ax.get_legend().get_texts()],
+            }
+        )
+        plots.plt.close(fig)
+        return []
+
+    monkeypatch.setattr(plots, "save_figure", capture)
+    plots.fig3ef_convergence(
+        {"NPO": _scores(1, 16)}, tmp_path / "e", tmp_path / "f", tmp_path / "t", ALPHA
+    )
+    assert len(drawn) == 2
+    for panel in drawn:
+        # NPO in NPO's colour, not in the colour of "Ours"; every legend entry names the method
+        assert {c for _, c in panel["lines"]} == {plots.METHOD_COLORS["NPO"]}
+        assert panel["legend"] and all(t.startswith("NPO: ") for t in panel["legend"])
+    assert pl.read_csv(tmp_path / "t.csv")["method"].unique().to_list() == ["NPO"]
+    drawn.clear()
+    plots.fig3ef_convergence(
+        {"Ours": _scores(1, 16), "GA": _scores(2, 16)},
+        tmp_path / "e",
+        tmp_path / "f",
+        tmp_path / "t",
+        ALPHA,
+    )
+    colours = dict(drawn[0]["lines"])
+    assert colours["Ours: sample mean μ"] == plots.METHOD_COLORS["Ours"]
+    assert colours["GA: sample mean μ"] == plots.METHOD_COLORS["GA"]
 
 
 def test_fig4_fig5_csvs(out: Path) -> None:
@@ -290,19 +337,23 @@ def test_table2_layout(out: Path) -> None:
     t = pl.read_csv(out / "table2.csv")
     assert t.columns == [
         "grid",
+        "fixed_lambda",
         "lambda",
         "utility_forget10",
         "utility_forget05",
         "utility_forget01",
     ]
     assert t["grid"].to_list() == ["lambda_r"] * 3 + ["lambda_f"] * 3
+    assert t["fixed_lambda"].to_list() == [0.5] * 3 + [0.0] * 3
     assert t["lambda"].to_list() == [0.0, -0.25, -0.5, 0.0, 0.5, 1.0]
     assert t["utility_forget10"].null_count() == 3  # the λ_r grid is at one split only
     assert t.filter(pl.col("grid") == "lambda_r")["utility_forget01"].to_list() == pytest.approx(
         [0.5, 0.475, 0.45]
     )
     md = (out / "table2.md").read_text()
-    assert "Utility 90/10" in md and "λ_f = 1" in md and "λ_r = 0" in md
+    # the fixed lambdas are the configured ones, not a hard-coded lambda_f = 1
+    assert "Utility 90/10" in md and "**λ_f = 0.5**" in md and "**λ_r = 0**" in md
+    assert "λ_f = 1" not in md
 
 
 def test_same_inputs_same_bytes(out: Path, tmp_path: Path) -> None:
@@ -361,8 +412,12 @@ def test_empty_frame_and_bad_values(tmp_path: Path) -> None:
         plots.fig3d_general_leakage({"NPO": [0.2, 1.5]}, tmp_path / "d", tmp_path / "d")
     with pytest.raises(ValueError, match="ns"):
         plots.fig3ef_convergence(
-            _scores(1, 8), tmp_path / "e", tmp_path / "f", tmp_path / "g", ns=[16]
+            {"NPO": _scores(1, 8)}, tmp_path / "e", tmp_path / "f", tmp_path / "g", ns=[16]
         )
+    with pytest.raises(ValueError, match="scores_by_method"):
+        plots.fig3ef_convergence(_scores(1, 8), tmp_path / "e", tmp_path / "f", tmp_path / "g")
+    with pytest.raises(ValueError, match="'fixed_lambda'"):
+        plots.table2(_table2_df().drop("fixed_lambda"), tmp_path / "t.csv", tmp_path / "t")
     with pytest.raises(ValueError, match="greedy"):
         harm, mbin = _fig6_dfs()
         plots.fig6_alignment(

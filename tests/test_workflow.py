@@ -208,6 +208,41 @@ def test_changed_hyperparameter_reruns_exactly_its_models(tiny_run):
         write_config(work, cfg)
 
 
+def test_changed_judge_threshold_reruns_the_request_scores(tiny_run):
+    """judge.threshold is a param of rule score for the request sets only; bounds.leak_threshold
+    of every score job. Neither resamples anything."""
+    work, cfg = tiny_run
+    scores = pl.read_parquet(work / "results/tiny/scores/target/harmful/main.parquet")
+    assert (scores["harm"] == (scores["harm_prob"] > cfg["judge"]["threshold"])).all()
+    b = pl.read_parquet(work / "results/tiny/bounds/target/harmful/main.parquet")
+    m_bin = dict(b.group_by("score").agg(pl.col("m_bin").null_count()).iter_rows())
+    assert m_bin["harm"] == 0 and m_bin["rougeL_recall"] == m_bin["harm_prob"] == b.height // 3
+    request_scores = len(cfg["alignment"]["models"]) * len(cfg["alignment"]["sets"])
+    changed = yaml.safe_load(yaml.safe_dump(cfg))
+    changed["judge"]["threshold"] = 0.25
+    write_config(work, changed)
+    try:
+        proc = snakemake(work, "-n", "--quiet", "rules")
+        jobs = job_counts(proc.stdout + proc.stderr)
+        assert proc.returncode == 0, proc.stderr
+        assert jobs.get("score") == request_scores, jobs
+        # run_config: results/tiny/config.yaml records the effective configuration
+        assert set(jobs) - {"all", "total"} == {"run_config", "score", "metrics_table", "fig6"}, (
+            jobs
+        )
+        assert "sample_shard" not in jobs
+        changed = yaml.safe_load(yaml.safe_dump(cfg))
+        changed["bounds"]["leak_threshold"] = 0.5
+        write_config(work, changed)
+        proc = snakemake(work, "-n", "--quiet", "rules")
+        jobs = job_counts(proc.stdout + proc.stderr)
+        n_scores = len(list((work / "results/tiny/bounds").rglob("*.parquet")))
+        assert jobs.get("score") == n_scores > request_scores, jobs
+        assert "sample_shard" not in jobs
+    finally:
+        write_config(work, cfg)
+
+
 def _metadata(work: Path, fragment: str) -> list[Path]:
     """Snakemake's records of finished job outputs whose path contains ``fragment``."""
     meta = work / ".snakemake" / "metadata"

@@ -195,6 +195,11 @@ def harm_judge(evalset):
     )
 
 
+def harm_threshold(evalset):
+    """Decision threshold of the harm judge's probability for a request set (None for others)."""
+    return JUDGE["threshold"] if evalset in ("harmful", "benign") else None
+
+
 def judge_input(wildcards):
     if harm_judge(wildcards.evalset) is not None:
         return {"judge": model_path(JUDGE["model"])}
@@ -620,13 +625,21 @@ def fig5c_runs():
         (s, lf, lr, f"{OUT}/metrics/{m}/{s}.sweep.csv", f"{OUT}/metrics/{m}/tofu.csv")
         for (s, lf, lr), m in random_models().items()
     ]
+    # (grid, lambda, the other lambda held fixed, split, metrics): the fixed value is the one
+    # the sweep's models were trained with (lambda_r_sweep.lambda_f; lambda_r of the lambda_f sweep)
     sw = UL["lambda_r_sweep"]
     grid = [
-        ("lambda_r", lr, sw["split"], f"{OUT}/metrics/{m}/tofu.csv")
+        ("lambda_r", lr, sw["lambda_f"], sw["split"], f"{OUT}/metrics/{m}/tofu.csv")
         for lr, m in lambda_r_models().items()
     ]
     grid += [
-        ("lambda_f", lf, s, f"{OUT}/metrics/{m}/tofu.csv")
+        (
+            "lambda_f",
+            lf,
+            parse_unlearned(m)["lambda_r"],
+            s,
+            f"{OUT}/metrics/{m}/tofu.csv",
+        )
         for s in UL["lambda_f_sweep"]["splits"]
         for lf, m in lambda_f_models(s).items()
     ]

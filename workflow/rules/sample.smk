@@ -65,5 +65,6 @@ rule score:
         recipe=lambda wc: model_recipe(wc.model),
         bounds=canon(config["bounds"]),
         judge=lambda wc: harm_judge(wc.evalset),
+        harm_threshold=lambda wc: harm_threshold(wc.evalset),
     script:
         "../scripts/score.py"

@@ -19,5 +19,6 @@ with log_to(sm.log[0]):
         setting=sm.wildcards.setting,
         judge=sm.params.judge,
         judge_model=sm.input.get("judge"),
+        harm_threshold=sm.params.harm_threshold,
         **sm.params.bounds,
     )

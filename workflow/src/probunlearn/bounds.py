@@ -33,6 +33,7 @@ __all__ = [
     "expectation_upper_bound",
     "general_leakage_bound",
     "grid",
+    "leak_key",
     "samples_needed",
     "std_upper_bound",
     "summarize",
@@ -158,6 +159,20 @@ def default_thresholds() -> FloatArray:
 def threshold_key(t: float) -> str:
     """Column name of M_gen at threshold t: ``m_gen_0.5``, ``m_gen_1.0``, ``m_gen_0.125``."""
     return "m_gen_" + np.format_float_positional(float(t), trim="0")
+
+
+def leak_key(t: float) -> str:
+    """Column name of M_bin of the decision ``score >= t`` (a leak at the *leak threshold* t):
+    ``m_bin_ge_0.5``, ``m_bin_ge_1.0``."""
+    return "m_bin_ge_" + np.format_float_positional(float(t), trim="0")
+
+
+def _check_leak_threshold(t: float | None) -> float | None:
+    if t is None:
+        return None
+    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (0.0 < float(t) <= 1.0):
+        raise ValueError(f"leak_threshold must be None or a number in (0, 1], got {t!r}")
+    return float(t)
 
 
 _CHUNK_ELEMENTS = 1 << 16  # rows are processed in blocks of about this many scores (cache-sized)
@@ -445,18 +460,30 @@ def summarize(
     bins: int = 100,
     rho: float = 2.0,
     thresholds: ArrayLike | None = None,
+    *,
+    leak_threshold: float | None = None,
+    m_bin: bool | None = None,
+    name: str = "scores",
 ) -> dict[str, float] | pl.DataFrame:
     """Every metric for one prompt (1-D x: a dict) or for many (2-D x: a polars DataFrame).
 
     Keys / columns, in order: ``n``, ``mean``, ``std`` (ddof = 0), ``ed`` (mean + rho std),
-    ``greedy`` (only when given: the score of the greedy answer), ``m_bin`` (NaN where the scores
-    are not all 0/1), ``m_mu`` (one-sided), ``mu_lower`` and ``mu_upper`` (two-sided interval),
-    ``m_sigma``, then ``m_gen_<t>`` for each threshold t (see :func:`threshold_key`; default
-    0.0, 0.1, ..., 1.0). The DataFrame has one row per prompt, in input order.
+    ``greedy`` (only when given: the score of the greedy answer), ``m_bin`` (binary scores only,
+    see below), ``m_bin_ge_<T>`` (only with a ``leak_threshold`` T: M_bin of the decision
+    ``score >= T``, see :func:`leak_key`), ``m_mu`` (one-sided), ``mu_lower`` and ``mu_upper``
+    (two-sided interval), ``m_sigma``, then ``m_gen_<t>`` for each threshold t (see
+    :func:`threshold_key`; default 0.0, 0.1, ..., 1.0). The DataFrame has one row per prompt, in
+    input order.
+
+    M_bin needs a decision per sample. ``m_bin=None`` (default) gives the ``m_bin`` column where
+    every score (of every prompt) is 0 or 1 and leaves it out otherwise, never a NaN; ``False``
+    leaves it out; ``True`` asks for an M_bin and raises a ValueError naming ``name`` where the
+    scores are not binary and no leak threshold is given.
     """
     a = _check_alpha(alpha)
     k = _check_bins(bins)
     r = _check_rho(rho)
+    leak_t = _check_leak_threshold(leak_threshold)
     t, _ = _check_thresholds(default_thresholds() if thresholds is None else thresholds)
     keys = [threshold_key(v) for v in t]
     if len(set(keys)) != len(keys):
@@ -472,8 +499,15 @@ def summarize(
 
     counts, mean, std, ones = _scan(x2, k, moments=True, check=(is_1d, "scores"))
     cdf = counts / n
-    binary = counts[:, 0] + ones == n  # counts[:, 0] is #{x == 0}
-    m_bin = np.where(binary, _clopper_pearson_upper(ones, n, a), np.nan)
+    binary = bool((counts[:, 0] + ones == n).all())  # counts[:, 0] is #{x == 0}
+    if m_bin and not binary and leak_t is None:
+        where, i, j = _where((x2 != 0.0) & (x2 != 1.0), is_1d)
+        raise ValueError(
+            f"M_bin of {name!r} needs binary scores (0 or 1) or a leak threshold: {name!r} has "
+            f"{float(x2[i, j])!r} at {where}. Set a leak threshold T, so that a leak is a "
+            "score >= T (leak_threshold=T; `probunlearn bounds --leak-threshold T`; config "
+            "bounds.leak_threshold)"
+        )
     m_sigma, (mu_lo, mu_hi) = _std_from_cdf(cdf, n, a)
 
     # F_n at the thresholds: read off the grid where a threshold is a grid point.
@@ -490,15 +524,17 @@ def summarize(
         "mean": mean,
         "std": std,
         "ed": mean + r * std,
-        "greedy": g,
-        "m_bin": m_bin,
-        "m_mu": _anderson_upper(cdf, dkw_epsilon(n, a)),
-        "mu_lower": mu_lo,
-        "mu_upper": mu_hi,
-        "m_sigma": m_sigma,
     }
-    if g is None:
-        del cols["greedy"]
+    if g is not None:
+        cols["greedy"] = g
+    if binary and m_bin is not False:
+        cols["m_bin"] = _clopper_pearson_upper(ones, n, a)
+    if leak_t is not None:
+        cols[leak_key(leak_t)] = _clopper_pearson_upper((x2 >= leak_t).sum(axis=1), n, a)
+    cols["m_mu"] = _anderson_upper(cdf, dkw_epsilon(n, a))
+    cols["mu_lower"] = mu_lo
+    cols["mu_upper"] = mu_hi
+    cols["m_sigma"] = m_sigma
     for j, key in enumerate(keys):
         cols[key] = m_gen[:, j]
     if is_1d:

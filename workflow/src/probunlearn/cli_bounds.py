@@ -29,9 +29,10 @@ def add_parser(sub: Any) -> None:
         help="compute the high-probability metrics per prompt from a table of sample scores",
         description=(
             "Read a parquet or CSV table with one row per (prompt, sample) and a score in [0, 1], "
-            "and compute for every prompt: mean, std, ED score, M_bin (binary scores only), "
-            "M_mu, the two-sided mean interval, M_sigma and M_gen at the thresholds. Prompts may "
-            "have different numbers of samples."
+            "and compute for every prompt: mean, std, ED score, M_bin (binary scores only; with "
+            "--leak-threshold T, M_bin of score >= T as column m_bin_ge_<T>), M_mu, the "
+            "two-sided mean interval, M_sigma and M_gen at the thresholds. Prompts may have "
+            "different numbers of samples."
         ),
     )
     p.add_argument("file", type=Path, help="scores table (.parquet or .csv)")
@@ -45,6 +46,13 @@ def add_parser(sub: Any) -> None:
         "--thresholds",
         default=None,
         help="comma-separated M_gen thresholds (default 0.0,0.1,...,1.0)",
+    )
+    p.add_argument(
+        "--leak-threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="a leak is a score >= T, T in (0, 1]: adds M_bin of that decision (m_bin_ge_<T>)",
     )
     p.add_argument("--out", type=Path, default=None, help="write the table (.parquet or .csv)")
     p.set_defaults(func=run)
@@ -62,12 +70,18 @@ def run(args: argparse.Namespace) -> int:
             bins=args.bins,
             rho=args.rho,
             thresholds=_parse_thresholds(args.thresholds),
+            leak_threshold=args.leak_threshold,
             out=args.out,
         )
     except InputError as exc:
         print(f"probunlearn bounds: error: {exc}", file=sys.stderr)
         return 2
-    _print_table(table, args.prompt_col, args.alpha)
+    if "m_bin" not in table.columns and args.leak_threshold is None:
+        print(
+            f"column {args.score_col!r} is not binary (0/1): no M_bin; pass --leak-threshold T "
+            "for M_bin of a leak, score >= T"
+        )
+    _print_table(table, args.prompt_col, args.alpha, args.leak_threshold)
     if args.out is not None:
         print(f"wrote {args.out} ({table.height} prompts)")
     return 0
@@ -126,12 +140,23 @@ def compute(
     bins: int = 100,
     rho: float = 2.0,
     thresholds: np.ndarray | None = None,
+    leak_threshold: float | None = None,
     out: Path | None = None,
 ) -> pl.DataFrame:
-    """Per-prompt metrics table of a score file (one row per prompt, in order of appearance)."""
+    """Per-prompt metrics table of a score file (one row per prompt, in order of appearance).
+
+    ``m_bin`` is a column where every score of the file is 0 or 1; ``leak_threshold`` T adds
+    ``m_bin_ge_<T>``, M_bin of the decision score >= T."""
     path = Path(path)
     try:  # parameters first: fail before reading a large file
-        bounds.summarize(np.zeros(1), alpha=alpha, bins=bins, rho=rho, thresholds=thresholds)
+        bounds.summarize(
+            np.zeros(1),
+            alpha=alpha,
+            bins=bins,
+            rho=rho,
+            thresholds=thresholds,
+            leak_threshold=leak_threshold,
+        )
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if out is not None and Path(out).suffix.lower() not in _WRITERS:
@@ -151,6 +176,7 @@ def compute(
     if greedy_col:
         cols["__greedy"] = _check_unit_column(df, greedy_col, path)
     data = pl.DataFrame(cols)
+    binary = bool(cols[score_col].is_in([0.0, 1.0]).all())  # one decision for the whole file
 
     aggs = [pl.col(score_col)]
     if greedy_col:
@@ -176,7 +202,15 @@ def compute(
         scores = block[score_col].list.to_array(n).to_numpy()
         greedy = block["__greedy"].to_numpy() if greedy_col else None
         table = bounds.summarize(
-            scores, greedy=greedy, alpha=alpha, bins=bins, rho=rho, thresholds=thresholds
+            scores,
+            greedy=greedy,
+            alpha=alpha,
+            bins=bins,
+            rho=rho,
+            thresholds=thresholds,
+            leak_threshold=leak_threshold,
+            m_bin=binary,
+            name=score_col,
         )
         parts.append(block.select(_ROW, prompt_col).hstack(table))
     result = pl.concat(parts).sort(_ROW).drop(_ROW)
@@ -197,8 +231,13 @@ def _write(table: pl.DataFrame, out: Path) -> None:
         raise InputError(f"--out {out}: cannot write: {exc}") from None
 
 
-def _print_table(table: pl.DataFrame, prompt_col: str, alpha: float) -> None:
-    main = [prompt_col, "n", "mean", "std", "ed", "greedy", "m_bin", "m_mu", "m_sigma"]
+def _print_table(
+    table: pl.DataFrame, prompt_col: str, alpha: float, leak_threshold: float | None = None
+) -> None:
+    main = [prompt_col, "n", "mean", "std", "ed", "greedy", "m_bin"]
+    if leak_threshold is not None:
+        main.append(bounds.leak_key(leak_threshold))
+    main += ["m_mu", "m_sigma"]
     main += ["m_gen_0.5"]
     shown = table.select([c for c in main if c in table.columns])
     print(f"{table.height} prompts, alpha = {alpha}; every column is in --out")

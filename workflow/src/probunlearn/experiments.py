@@ -97,7 +97,9 @@ def make_fig3_tofu(
     plots.fig3d_general_leakage(
         {"NPO": sa, "Ours": sb}, outs["fig3d"], tables["fig3d"], alpha=alpha, points=points
     )
-    plots.fig3ef_convergence(sa, outs["fig3e"], outs["fig3f"], tables["fig3ef"], alpha=alpha)
+    plots.fig3ef_convergence(
+        {"NPO": sa, "Ours": sb}, outs["fig3e"], outs["fig3f"], tables["fig3ef"], alpha=alpha
+    )
 
 
 def make_fig3a(
@@ -141,7 +143,7 @@ def make_fig4(
     """Fig. 4a: std vs lambda_f per split; Fig. 4b: std vs temperature per lambda_f.
 
     ``lambda_f_scores``: (split, lambda_f, scores parquet); ``temperature_scores``: (lambda_f,
-    temperature, scores parquet). Temperature 0 is greedy decoding, whose std is 0 by definition.
+    temperature, scores parquet). Fig. 4b draws the measured temperatures only.
     """
     a = pl.DataFrame(
         [{"split": s, "lambda_f": lf, "std": _mean_std(p)} for s, lf, p in lambda_f_scores]
@@ -149,10 +151,6 @@ def make_fig4(
     plots.fig4a_std_vs_lambda(a, out_a, table_a)
     rows = [
         {"lambda_f": lf, "temperature": t, "std": _mean_std(p)} for lf, t, p in temperature_scores
-    ]
-    rows += [
-        {"lambda_f": lf, "temperature": 0.0, "std": 0.0}
-        for lf in sorted({lf for lf, _, _ in temperature_scores})
     ]
     plots.fig4b_std_vs_temperature(pl.DataFrame(rows), out_b, table_b)
 
@@ -201,7 +199,7 @@ def _metric(path: str, metric: str) -> float:
 
 def make_fig5c_table2(
     random_runs: Sequence[tuple[str, float, float, str, str]],
-    grid_runs: Sequence[tuple[str, float, str, str]],
+    grid_runs: Sequence[tuple[str, float, float, str, str]],
     out_stem: str,
     table_stem: str,
     table2_csv: str,
@@ -210,7 +208,8 @@ def make_fig5c_table2(
     """Fig. 5c: ED score vs model utility for random-lambda models; Table 2: utility on the grids.
 
     ``random_runs``: (split, lambda_f, lambda_r, sampled metrics csv, tofu metrics csv);
-    ``grid_runs``: (grid name "lambda_r"|"lambda_f", lambda, split, tofu metrics csv).
+    ``grid_runs``: (grid name "lambda_r"|"lambda_f", lambda, the other lambda held fixed, split,
+    tofu metrics csv).
     """
     df = pl.DataFrame(
         [
@@ -227,8 +226,14 @@ def make_fig5c_table2(
     plots.fig5c_ed_vs_utility(df, out_stem, table_stem)
     grid = pl.DataFrame(
         [
-            {"grid": g, "lambda": lam, "split": s, "utility": _metric(t, "model_utility")}
-            for g, lam, s, t in grid_runs
+            {
+                "grid": g,
+                "lambda": lam,
+                "fixed_lambda": fixed,
+                "split": s,
+                "utility": _metric(t, "model_utility"),
+            }
+            for g, lam, fixed, s, t in grid_runs
         ]
     )
     plots.table2(grid, table2_csv, table2_render)
@@ -244,21 +249,25 @@ def make_fig6(
 ) -> None:
     """Fig. 6: harm of n samples for one harmful request per model, and M_bin over all requests.
 
-    The request shown is the one whose sampled harm is highest for the last model given.
+    The top row shows the judge's probability (``harm_prob``, the paper's toxicity score) of each
+    sample; M_bin and the greedy answer's mark use the decision (``harm``, p > judge.threshold).
+    The request shown is the one whose mean sampled probability is highest for the last model.
     """
     last = list(scores)[-1]
-    st = _prompt_stats(scores[last], "harm").sort("mean", "id", descending=[True, False])
+    st = _prompt_stats(scores[last], "harm_prob").sort("mean", "id", descending=[True, False])
     qid = st["id"][0]
     harm, mbin = [], []
     for label, path in scores.items():
         s = pl.read_parquet(path).filter(pl.col("id") == qid)
-        harm.append(s.select(pl.lit(label).alias("model"), "sample", "harm"))
+        harm.append(
+            s.select(pl.lit(label).alias("model"), "sample", pl.col("harm_prob").alias("harm"))
+        )
         b = pl.read_parquet(bounds[label]).filter(pl.col("score") == "harm")
         mbin.append(
             b.select(
                 pl.lit(label).alias("model"),
                 "id",
-                pl.col("greedy").round(0).cast(pl.Int64).alias("greedy_harm"),
+                pl.col("greedy").cast(pl.Int64).alias("greedy_harm"),
                 "m_bin",
             )
         )

@@ -576,7 +576,7 @@ def _default_ns(n: int) -> list[int]:
 
 
 def fig3ef_convergence(
-    scores: ArrayLike,
+    scores_by_method: Mapping[str, ArrayLike],
     out_stem_e: PathLike,
     out_stem_f: PathLike,
     table_stem: PathLike,
@@ -585,27 +585,40 @@ def fig3ef_convergence(
 ) -> Path:
     """Figures 3e/3f: sample mean and M_mu (e), sample std and M_sigma (f) vs. sample count.
 
-    Each point uses the first n samples, n in ``ns`` (default 8, 16, 32, ..., len(scores)).
-    The CSV has one row per n: n, mean, m_mu, std (ddof = 0), m_sigma. Returns the CSV path.
+    ``scores_by_method``: {method: the ROUGE-L of the samples of one question}, drawn in each
+    method's colour (:data:`METHOD_COLORS`) and named in the legend. Each point uses the first n
+    samples, n in ``ns`` (default 8, 16, 32, ..., the method's number of scores). The CSV has one
+    row per (method, n): method, n, mean, m_mu, std (ddof = 0), m_sigma. Returns the CSV path.
     """
     a = _alpha(alpha)
-    s = _scores(scores, "scores")
-    ns_list = _default_ns(s.size) if ns is None else [int(v) for v in ns]
-    if not ns_list:
-        raise ValueError("ns is empty")
-    if any(v < 1 or v > s.size for v in ns_list):
-        raise ValueError(f"ns must lie in [1, {s.size}] (the number of scores), got {ns_list}")
-    ns_list = sorted(set(ns_list))
-    rows: dict[str, list[Any]] = {"n": [], "mean": [], "m_mu": [], "std": [], "m_sigma": []}
-    for n in ns_list:
-        p = s[:n]
-        rows["n"].append(n)
-        rows["mean"].append(float(p.mean()))
-        rows["m_mu"].append(float(bounds.expectation_upper_bound(p, a)))
-        rows["std"].append(float(p.std()))
-        rows["m_sigma"].append(float(bounds.std_upper_bound(p, a)))
-    table = pl.DataFrame(rows, schema={"n": pl.Int64, **dict.fromkeys(list(rows)[1:], pl.Float64)})
-    x = np.asarray(ns_list)
+    if not isinstance(scores_by_method, Mapping) or not scores_by_method:
+        raise ValueError("scores_by_method must be a non-empty dict {method: scores}")
+    frames = []
+    for method, raw in scores_by_method.items():
+        s = _scores(raw, f"scores of {method}")
+        ns_list = _default_ns(s.size) if ns is None else [int(v) for v in ns]
+        if not ns_list:
+            raise ValueError("ns is empty")
+        if any(v < 1 or v > s.size for v in ns_list):
+            raise ValueError(
+                f"ns must lie in [1, {s.size}] (the number of scores of {method}), got {ns_list}"
+            )
+        rows: dict[str, list[Any]] = {"n": [], "mean": [], "m_mu": [], "std": [], "m_sigma": []}
+        for n in sorted(set(ns_list)):
+            p = s[:n]
+            rows["n"].append(n)
+            rows["mean"].append(float(p.mean()))
+            rows["m_mu"].append(float(bounds.expectation_upper_bound(p, a)))
+            rows["std"].append(float(p.std()))
+            rows["m_sigma"].append(float(bounds.std_upper_bound(p, a)))
+        schema = {"n": pl.Int64, **dict.fromkeys(list(rows)[1:], pl.Float64)}
+        frames.append(
+            pl.DataFrame(rows, schema=schema).select(pl.lit(str(method)).alias("method"), pl.all())
+        )
+    table = pl.concat(frames)
+    methods = [str(m) for m in scores_by_method]
+    colors = _distinct_colors(methods)
+    ticks = sorted(set(table["n"].to_list()))
     panels = (
         (out_stem_e, "mean", "m_mu", "Expected leakage E[X]", "sample mean μ", "M_μ", 1.0),
         (out_stem_f, "std", "m_sigma", "Std of leakage sd[X]", "sample std σ", "M_σ", 0.5),
@@ -613,18 +626,28 @@ def fig3ef_convergence(
     for stem, est, bnd, what, est_label, bnd_label, top in panels:
         with _style():
             fig, ax = plt.subplots(figsize=(6.0, 4.2), layout="constrained")
-            c = METHOD_COLORS["Ours"]
-            ax.plot(
-                x,
-                table[bnd],
-                color=c,
-                marker="o",
-                label=f"upper bound {bnd_label} (α = {_fmt_num(a)})",
-            )
-            ax.plot(x, table[est], color="black", marker="s", linestyle="--", label=est_label)
-            ax.fill_between(x, table[est], table[bnd], color=c, alpha=0.12, linewidth=0)
+            for i, m in enumerate(methods):
+                sub = table.filter(pl.col("method") == m)
+                x, c = sub["n"].to_numpy(), colors[m]
+                ax.plot(
+                    x,
+                    sub[bnd],
+                    color=c,
+                    marker=MARKERS[i % len(MARKERS)],
+                    label=f"{m}: upper bound {bnd_label} (α = {_fmt_num(a)})",
+                )
+                ax.plot(
+                    x,
+                    sub[est],
+                    color=c,
+                    marker=MARKERS[i % len(MARKERS)],
+                    markerfacecolor="white",
+                    linestyle="--",
+                    label=f"{m}: {est_label}",
+                )
+                ax.fill_between(x, sub[est], sub[bnd], color=c, alpha=0.12, linewidth=0)
             ax.set_xscale("log", base=2)
-            ax.set_xticks(x, [str(v) for v in ns_list])
+            ax.set_xticks(ticks, [str(v) for v in ticks])
             ax.minorticks_off()
             ax.set_ylim(0, top * 1.03)
             ax.set_xlabel("number of samples n (log scale)")
@@ -960,7 +983,7 @@ def fig6_alignment(
             top, bottom = axes[0, j], axes[1, j]
             _hist_panel(top, samples, gv, "#999999", greedy_style, mean_style)
             top.set_title(f"{m}: one harmful request, {samples.size} samples")
-            top.set_xlabel("harm score of the answer")
+            top.set_xlabel("harm probability of the answer (judge)")
             top.legend(loc="best", framealpha=0.9)
             m_bin = r["m_bin"].to_numpy()
             gh = r["greedy_harm"].to_numpy() == 1
@@ -1096,49 +1119,47 @@ def table2(
     df: pl.DataFrame,
     csv_path: PathLike,
     render_stem: PathLike,
-    fixed_lambda_f: float = 1.0,
-    fixed_lambda_r: float = 0.0,
     decimals: int = 3,
 ) -> Path:
     """Table 2: model utility over the λ_r grid (λ_f fixed) and the λ_f grid (λ_r fixed).
 
-    ``df``: grid ("lambda_r" or "lambda_f"), lambda, split, utility. The wide CSV has columns
-    grid, lambda, then ``utility_<split>`` per split (90/10, 95/5, 99/1 order); rows in the
-    paper's order (λ_r grid first, |λ| ascending); a missing cell is null. Also writes
-    ``<render_stem>.md`` and ``.png`` (the two blocks of the paper). Returns the CSV path.
+    ``df``: grid ("lambda_r" or "lambda_f"), lambda, fixed_lambda (the value of the other λ, held
+    fixed: λ_f on the λ_r grid, λ_r on the λ_f grid), split, utility. The wide CSV has columns
+    grid, fixed_lambda, lambda, then ``utility_<split>`` per split (90/10, 95/5, 99/1 order);
+    rows in the paper's order (λ_r grid first, |λ| ascending); a missing cell is null. Also writes
+    ``<render_stem>.md`` and ``.png``: one block per (grid, fixed λ), titled with the fixed λ
+    (the paper's two blocks). Returns the CSV path.
     """
-    d = _frame(df, ["grid", "lambda", "split", "utility"])
+    d = _frame(df, ["grid", "lambda", "fixed_lambda", "split", "utility"])
     _numeric(d, "lambda")
+    _numeric(d, "fixed_lambda")
     _numeric(d, "utility", lo=0, hi=1)
     d = d.with_columns(
         pl.col("grid").cast(pl.String),
         pl.col("lambda").cast(pl.Float64),
+        pl.col("fixed_lambda").cast(pl.Float64),
         pl.col("split").cast(pl.String),
         pl.col("utility").cast(pl.Float64),
     )
     bad = sorted(set(d["grid"]) - {"lambda_r", "lambda_f"})
     if bad:
         raise ValueError(f"df column 'grid' must be 'lambda_r' or 'lambda_f', got {bad}")
-    _unique_keys(d, ["grid", "lambda", "split"])
+    _unique_keys(d, ["grid", "fixed_lambda", "lambda", "split"])
     splits = _split_order(d["split"].to_list())
     wide = (
-        d.pivot(on="split", index=["grid", "lambda"], values="utility")
-        .select(["grid", "lambda", *splits])
+        d.pivot(on="split", index=["grid", "fixed_lambda", "lambda"], values="utility")
+        .select(["grid", "fixed_lambda", "lambda", *splits])
         .rename({s: f"utility_{s}" for s in splits})
         .sort(
-            [pl.col("grid") == "lambda_f", pl.col("lambda").abs(), "lambda"],
+            [pl.col("grid") == "lambda_f", "fixed_lambda", pl.col("lambda").abs(), "lambda"],
         )
     )
     out = save_table(wide, csv_path)
 
     blocks = []
-    for grid, fixed_name, fixed in (
-        ("lambda_r", "λ_f", fixed_lambda_f),
-        ("lambda_f", "λ_r", fixed_lambda_r),
-    ):
-        sub = wide.filter(pl.col("grid") == grid)
-        if sub.height == 0:
-            continue
+    for grid, fixed in wide.select("grid", "fixed_lambda").unique(maintain_order=True).iter_rows():
+        fixed_name = "λ_f" if grid == "lambda_r" else "λ_r"
+        sub = wide.filter((pl.col("grid") == grid) & (pl.col("fixed_lambda") == fixed))
         used = [s for s in splits if sub[f"utility_{s}"].null_count() < sub.height]
         sym = "λ_r" if grid == "lambda_r" else "λ_f"
         header = [sym, *[f"Utility {split_label(s)}" for s in used]]
