@@ -1,0 +1,197 @@
+"""Every preset runs end to end, offline: tofu-phi, hp-llama2 and jbb-alignment as shipped, with
+tiny stand-in models of the architectures each preset names (built here), the real data files of
+../shared/data, and an overlay that only shrinks the run (n, questions, splits, grids, draws,
+epochs, tokens, chunk size) while keeping every rule and figure of the preset."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from conftest import SHARED_DATA
+from test_workflow import _copy_workflow, job_counts, snakemake
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not SHARED_DATA.is_dir(), reason=f"needs the local data copies in {SHARED_DATA}"
+    ),
+]
+
+ARCH = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+        "num_attention_heads": 2, "num_key_value_heads": 2, "max_position_embeddings": 512}  # fmt: skip
+
+
+def _texts() -> list[str]:
+    from probunlearn import loaders
+
+    tofu = loaders.load_tofu("full", SHARED_DATA / "tofu")
+    jbb = loaders.load_jbb("harmful", SHARED_DATA / "jbb")
+    hp = loaders.load_hp_qa(SHARED_DATA / "hp_qa")
+    texts = tofu["question"].to_list() + tofu["answer"].to_list() + jbb["question"].to_list()
+    texts += hp["question"].to_list()
+    return texts + ["[INST] [/INST] Question: Answer:"] * 50
+
+
+def _tokenizer(texts: list[str], bos: bool):
+    """A byte-level BPE tokenizer; ``bos``: it adds <s> by itself, as Llama's and Mistral's do
+    (Phi's adds nothing)."""
+    from tokenizers import processors
+
+    from probunlearn import models
+
+    tok = models.train_tokenizer(texts, vocab_size=600)
+    if bos:
+        bos_id = tok.convert_tokens_to_ids("<s>")
+        tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+            single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos_id)]
+        )
+    return tok
+
+
+def _stand_in(kind: str, tok, path: Path, seed: int, layers: int = 1) -> str:
+    """A tiny causal LM of the class a preset's model has, saved like a hub model."""
+    import torch
+    from transformers import (
+        LlamaConfig,
+        LlamaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        PhiConfig,
+        PhiForCausalLM,
+    )
+
+    from probunlearn import models
+
+    ids = dict(pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+               eos_token_id=tok.eos_token_id)  # fmt: skip
+    cls, cfg = {
+        "phi": (PhiForCausalLM, PhiConfig),
+        "llama": (LlamaForCausalLM, LlamaConfig),
+        "mistral": (MistralForCausalLM, MistralConfig),
+    }[kind]
+    # Mistral-7B-Instruct-v0.3 has no sliding window (its config: sliding_window null)
+    extra = {"sliding_window": None} if kind == "mistral" else {}
+    torch.manual_seed(seed)
+    model = cls(cfg(vocab_size=len(tok), **{**ARCH, "num_hidden_layers": layers}, **ids, **extra))
+    models.save_model(model, tok, path)
+    return str(path)
+
+
+def _model(spec: str, template=None) -> dict:
+    return {"id": spec, "revision": "main", "gguf": None, "trust_remote_code": False,
+            "template": template}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def stand_ins(tmp_path_factory) -> dict[str, str]:
+    """Tiny Phi, Llama and Mistral models, and a Llama classifier for the HarmBench judge."""
+    base = tmp_path_factory.mktemp("hub")
+    texts = _texts()
+    no_bos, bos = _tokenizer(texts, bos=False), _tokenizer(texts, bos=True)
+    # Mistral-Instruct's prompts come from its chat template (the preset says `template: chat`)
+    chat = copy.deepcopy(bos)
+    chat.chat_template = (
+        "{{ bos_token }}{% for m in messages %}[INST] {{ m['content'] }} [/INST]{% endfor %}"
+    )
+    # the HarmBench judge reads p(Yes) and p(No): single tokens, as in Llama-2's vocabulary
+    judge = copy.deepcopy(bos)
+    judge.add_tokens(["Yes", "No"])
+    return {
+        # 8 layers: the preset's RMU steers layer 7, as WMDP does
+        "phi": _stand_in("phi", no_bos, base / "phi", 0, layers=8),
+        "phi-target": _stand_in("phi", no_bos, base / "phi-target", 1, layers=8),
+        "llama": _stand_in("llama", bos, base / "llama", 2),
+        "mistral": _stand_in("mistral", chat, base / "mistral", 3),
+        "classifier": _stand_in("llama", judge, base / "classifier", 4),
+    }
+
+
+# the shrinking overlay of each preset: sizes only; every rule and figure of the preset stays
+SMALL = {
+    "sampling": {"chunk_size": 200, "batch_size": 64, "max_new_tokens": 8,
+                 "max_new_tokens_requests": 8,
+                 "settings": {s: {"n": 4} for s in ("main", "ats", "sweep", "utility", "t0.5")}},
+    "greedy_eval": {"max_new_tokens": 8},
+    "threads": {"pretrain": 1, "train": 1, "eval": 1},
+    "dtype": "float32",
+    "device": "cpu",
+}  # fmt: skip
+OVERLAYS = {
+    "tofu-phi": {
+        "benchmarks": {"tofu": {"forget": ["forget01"], "retain_authors": 1,
+                                "retain_eval_size": 4, "utility_size": 4}},
+        "references": ["forget01"],
+        "greedy_eval": {"evalsets": ["forget01", "retain", "holdout", "real_authors",
+                                     "world_facts"]},
+        "finetune": {"epochs": 1, "batch_size": 8},
+        "unlearning": {
+            "hparams": {"epochs": 1, "batch_size": 8},
+            "table1": {"split": "forget01"},
+            "lambda_f_sweep": {"splits": ["forget01"], "fig4a_splits": ["forget01"],
+                               "values": [0.0, 1.0]},
+            "lambda_r_sweep": {"values": [0.0, -0.5]},
+            "random_lambdas": {"draws": 1, "splits": ["forget01"]},
+        },
+        "dcue": {"postfinetune": {"epochs": 1, "batch_size": 8}},
+    },
+    "hp-llama2": {},
+    "jbb-alignment": {},
+}  # fmt: skip
+MODELS = {
+    "tofu-phi": {"pretrained": "phi", "target": "phi-target"},
+    "hp-llama2": {"whp": "llama"},
+    "jbb-alignment": {"phi": "phi", "vicuna": "llama", "mistral": "mistral",
+                      "harmbench": "classifier"},
+}  # fmt: skip
+FIGURES = {
+    "tofu-phi": ["table1.csv", "table2.csv", "dcue_vs_fq.csv", "fig3b.png", "fig3c.png",
+                 "fig3d.png", "fig3e.png", "fig3f.png", "fig4a.png", "fig4b.png", "fig5a.png",
+                 "fig5b.png", "fig5c.png"],
+    "hp-llama2": ["fig3a.png"],
+    "jbb-alignment": ["fig6.png"],
+}  # fmt: skip
+
+
+def _overlay(preset: str, stand_ins: dict[str, str]) -> dict:
+    from probunlearn.config import load_yaml, merge_config
+
+    shipped = load_yaml(Path("workflow/presets") / f"{preset}.yaml")
+    cfg = merge_config({}, SMALL)
+    merge_config(cfg, OVERLAYS[preset])
+    merge_config(cfg, {"benchmarks": {"local": str(SHARED_DATA)}})
+    # the preset's own models, their ids pointed at the stand-ins (templates kept)
+    cfg["models"] = {
+        name: {**shipped["models"][name], "id": stand_ins[kind]}
+        for name, kind in MODELS[preset].items()
+    }
+    return cfg
+
+
+@pytest.mark.parametrize("preset", sorted(MODELS))
+def test_preset_runs_end_to_end(root, default_config, tmp_path, stand_ins, preset, monkeypatch):
+    monkeypatch.chdir(root)
+    overlay = _overlay(preset, stand_ins)
+    work = _copy_workflow(root, tmp_path, default_config)
+    (work / "small.yaml").write_text(yaml.safe_dump(overlay))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    args = ["--configfile", f"workflow/presets/{preset}.yaml", "small.yaml"]
+    dry = snakemake(work, "-n", *args, env=env)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    proc = snakemake(work, *args, env=env)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    run = yaml.safe_load((root / f"workflow/presets/{preset}.yaml").read_text())["run"]
+    out = work / "results" / run
+    for name in FIGURES[preset]:
+        sub = "tables" if name.endswith(".csv") else "figures"
+        assert (out / sub / name).stat().st_size > 0, name
+    metrics = pl.read_csv(out / "tables/metrics.csv")
+    assert metrics.height > 0 and metrics["value"].is_not_null().all()
+    written = yaml.safe_load((out / "config.yaml").read_text())
+    assert written["base"] == "paper" and written["run"] == run
+    print(f"{preset}: {sum(job_counts(dry.stdout).values())} jobs")
