@@ -10,21 +10,21 @@ torch integer ops, and the token is drawn from the top-p nucleus by inverse CDF 
 the vocabulary; see :func:`top_p_sample`). So a sample depends on nothing but its key and its row's logits.
 
 The logits of a row, though, may depend in the last bits on the shape of the forward pass it is computed in
-and on its position there (matmul kernels block rows and split work over threads by shape, and how differs
-between CPUs), so we do not let other prompts choose that shape. By default (``pack_prompts=False``) a
-forward pass holds the rows of one prompt only: the prompt is prefilled alone; its greedy answer is decoded
-alone, in a one-row pass; its ``n`` samples are decoded in ``ceil(n / batch_size)`` blocks of near-equal
-size, samples in index order, and a block drops its finished rows by a rule that looks only at the block.
-Every shape, and every row's place in it, is then a function of the prompt, the setting (``n``,
-``temperature``, ``top_p``, ``max_new_tokens``, ``adaptive_threshold``) and ``batch_size``. On any CPU, for
-a fixed thread count and ``batch_size``, a prompt's rows are therefore bit-identical whatever the other
-prompts of the call, so chunk size and shard layout change nothing; a prompt's greedy answer and
-``greedy_confidence`` do not depend on ``batch_size``, ``n`` or the temperature either; with adaptive
-temperature, a prompt that keeps temperature T gets the same samples as without it. Across thread counts,
-batch sizes that split ``n`` differently, and CPUs, floats may differ in the last bits, and a draw that
-falls on a boundary may flip. ``pack_prompts=True`` packs consecutive rows of any prompts into passes of
-``batch_size`` rows with left padding (far fewer passes when ``n`` is small): still deterministic for a
-fixed call, but a prompt's rows then depend on its neighbours in the last bits.
+and on its place there (matmul kernels block rows and split work over threads by shape, and how differs
+between CPUs), so other prompts never choose that shape. By default (``pack_prompts=False``) a forward pass
+holds the rows of one prompt only: the prompt is prefilled alone, in a one-row pass; its ``n + 1`` rows (the
+greedy row, then samples 0..n-1) are decoded in ``ceil((n + 1) / batch_size)`` blocks of near-equal size,
+one after the other; a block drops its finished rows by a rule that looks only at that block. With adaptive
+temperature the blocks are the same, and once the greedy row (first in the first block) ends above the
+threshold its block stops and the rest are skipped. Every shape, and every row's place in it, is then a
+function of the prompt, the setting (``n``, ``temperature``, ``top_p``, ``max_new_tokens``) and
+``batch_size``. So on any CPU, for a fixed thread count and ``batch_size``, a prompt's rows are
+bit-identical whatever the other prompts of the call (chunk size and shard layout change nothing), and a
+prompt that adaptive temperature leaves warm gets the same rows as without it. Across thread counts, batch
+sizes that split ``n + 1`` differently, and CPUs, floats may differ in the last bits, and a draw that falls
+on a boundary may flip. ``pack_prompts=True`` packs consecutive rows of any prompts into passes of
+``batch_size`` rows with left padding (far fewer passes when ``n`` is small): deterministic for a fixed
+call, but a prompt's rows then depend on its neighbours in the last bits.
 
 Decoding is a hand-written loop over the model's forward with a preallocated KV cache: each prompt is
 prefilled once, its cache is copied to all of its rows, finished rows are dropped from the batch.
@@ -291,12 +291,21 @@ class _Engine:
 
     # -- one batch ------------------------------------------------------------------------------------
     def run_batch(
-        self, prompt_of: list[int], keys: list[int], greedy: bool
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Decode one batch of rows, all greedy or all sampled. Returns tokens (rows, max_new; -1 after the
-        end) and the greedy confidence sums (top-1 probability summed over decoding steps; 0 if sampled)."""
+        self,
+        prompt_of: list[int],
+        keys: list[int],
+        greedy: list[bool],
+        cold_above: float | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, bool]:
+        """Decode one batch of rows. Returns tokens (rows, max_new; -1 after the end), the greedy confidence
+        sums (top-1 probability summed over decoding steps; 0 for sampled rows) and whether the batch was
+        cut short: with ``cold_above`` set, row 0 must be the batch's only greedy row, and once it ends
+        with a mean top-1 probability above ``cold_above`` the other rows are abandoned (their prompt is
+        answered at temperature 0)."""
         dev, max_new = self.device, self.max_new
         n_rows = len(prompt_of)
+        if cold_above is not None and (not greedy[0] or any(greedy[1:])):
+            raise ValueError("cold_above needs the batch's one greedy row first")
         distinct = list(dict.fromkeys(prompt_of))
         missing = [p for p in distinct if p not in self._store]
         if missing:
@@ -336,19 +345,34 @@ class _Engine:
         rid = torch.arange(n_rows, device=dev)  # current row -> batch row
         live = torch.ones(n_rows, dtype=torch.bool, device=dev)
         key_t = torch.tensor(keys, dtype=torch.long, device=dev)
+        is_greedy = torch.tensor(greedy, dtype=torch.bool, device=dev)
+        any_greedy, all_greedy = any(greedy), all(greedy)
+        watch = cold_above is not None  # row 0, the greedy row, is still live and in place 0
         tokens = torch.full((n_rows, max_new), -1, dtype=torch.long, device=dev)
         conf = torch.zeros(n_rows, dtype=torch.float64, device=dev)
         for t in range(max_new):
-            live_rows = live.nonzero().squeeze(-1)
-            if greedy:
-                top1, tok = logits.max(-1)
-                top1 = (top1 - torch.logsumexp(logits, -1)).exp()
-                conf.index_add_(0, rid[live_rows], top1[live_rows].to(torch.float64))
+            if all_greedy:
+                tok = logits.argmax(-1)
             else:
                 tok = top_p_sample(logits, key_t, t, temperature=self.temperature, top_p=self.top_p)
+            if any_greedy:
+                gsel = (live & is_greedy).nonzero().squeeze(-1)
+                if gsel.numel():
+                    lg = logits[gsel]
+                    top1, am = lg.max(-1)
+                    if not all_greedy:
+                        tok[gsel] = am
+                    top1 = (top1 - torch.logsumexp(lg, -1)).exp()
+                    conf.index_add_(0, rid[gsel], top1.to(torch.float64))
+            live_rows = live.nonzero().squeeze(-1)
             tokens[rid[live_rows], t] = tok[live_rows]
             if self.eos is not None:
                 live = live & (tok != self.eos)
+            if watch and (t == max_new - 1 or not bool(live[0])):
+                watch = False
+                # the same number as run()'s greedy confidence: the sum over the t + 1 steps, divided
+                if float(conf[0]) / (t + 1) > cold_above:
+                    return tokens, conf, True
             if t == max_new - 1:
                 break
             n_live = int(live.sum())
@@ -360,7 +384,7 @@ class _Engine:
                 keep = live.nonzero().squeeze(-1)
                 cache.batch_select_indices(keep)
                 rid, live, key_t, tok = rid[keep], live[keep], key_t[keep], tok[keep]
-                plen = plen[keep]
+                plen, is_greedy = plen[keep], is_greedy[keep]
                 if mask is not None:
                     mask = mask[keep]
             pos = (plen + t).unsqueeze(-1)
@@ -372,7 +396,7 @@ class _Engine:
                 use_cache=True,
             )
             logits = out.logits[:, -1].float()
-        return tokens, conf
+        return tokens, conf, False
 
     # -- all rows -------------------------------------------------------------------------------------
     def run(
@@ -380,35 +404,47 @@ class _Engine:
         rows: list[tuple[int, int]],
         keys: list[int],
         *,
-        greedy: bool,
+        cold_above: float | None = None,
         keep: Sequence[int] = (),
-    ) -> tuple[list[list[int]], list[bool], np.ndarray]:
-        """Generate ``rows`` ((prompt, sample)), all greedy or all sampled. Returns the generated token ids
-        without eos, whether each stopped at eos, and the greedy confidence (mean top-1 probability over the
-        decoding steps; NaN for sampled rows). Prefilled prompts in ``keep`` stay stored for a later run."""
+    ) -> tuple[list[list[int]], list[bool], np.ndarray, set[int]]:
+        """Generate ``rows`` ((prompt, sample), sample -1 = greedy). Returns the generated token ids without
+        eos, whether each stopped at eos, the greedy confidence (mean top-1 probability over the decoding
+        steps; NaN for sampled rows) and the cold prompts: with ``cold_above`` set (unpacked only, each
+        prompt's greedy row first), a prompt whose greedy confidence exceeds it has its other rows left
+        empty. Prefilled prompts in ``keep`` stay stored for a later run."""
+        if cold_above is not None and self.pack:
+            raise ValueError("cold_above needs unpacked batches")
         out_tokens: list[list[int]] = [[] for _ in rows]
         stopped = [False] * len(rows)
         conf = np.full(len(rows), np.nan)
+        cold: set[int] = set()
         batches = self.plan(rows)
         for b, batch in enumerate(batches):
             prompt_of = [rows[i][0] for i in batch]
-            tokens, csum = self.run_batch(prompt_of, [keys[i] for i in batch], greedy)
-            tokens, csum = tokens.cpu(), csum.cpu()
-            for j, i in enumerate(batch):
-                seq = tokens[j]
-                seq = seq[seq >= 0].tolist()
-                hit = self.eos is not None and bool(seq) and seq[-1] == self.eos
-                stopped[i] = hit
-                out_tokens[i] = seq[:-1] if hit else seq
-                if greedy:
-                    conf[i] = float(csum[j]) / len(seq)
+            greedy = [rows[i][1] < 0 for i in batch]
+            if prompt_of[0] not in cold:
+                watch = cold_above if greedy[0] else None
+                tokens, csum, cut = self.run_batch(
+                    prompt_of, [keys[i] for i in batch], greedy, watch
+                )
+                tokens, csum = tokens.cpu(), csum.cpu()
+                if cut:
+                    cold.add(prompt_of[0])
+                for j, i in enumerate(batch[:1] if cut else batch):
+                    seq = tokens[j]
+                    seq = seq[seq >= 0].tolist()
+                    hit = self.eos is not None and bool(seq) and seq[-1] == self.eos
+                    stopped[i] = hit
+                    out_tokens[i] = seq[:-1] if hit else seq
+                    if greedy[j]:
+                        conf[i] = float(csum[j]) / len(seq)
             # keep only the prefilled prompts that the next batch (or a later run) needs
             nxt = set(keep)
             if b + 1 < len(batches):
                 nxt |= {rows[i][0] for i in batches[b + 1]}
             self._store = {p: v for p, v in self._store.items() if p in nxt}
             self.bar.update(len(batch))
-        return out_tokens, stopped, conf
+        return out_tokens, stopped, conf, cold
 
     def release(self) -> None:
         """Forget every prefilled prompt."""
@@ -505,11 +541,6 @@ def sample_answers(
     P = len(ids)
     sampling = temperature > 0
     total = P * (n + 1)
-    res: dict[tuple[int, int], tuple[list[int], bool]] = {}
-    gconf = np.full(P, np.nan)
-    temps: dict[int, float] = {}
-    # packed: all greedy rows, then all samples; unpacked: prompt by prompt, greedy row then samples
-    groups = [list(range(P))] if pack_prompts else [[p] for p in range(P)]
     with tqdm(total=total, disable=not progress, desc="sampling", unit="sample") as bar:
         engine = _Engine(
             model,
@@ -525,31 +556,42 @@ def sample_answers(
             bar=bar,
         )
         with torch.inference_mode():
-            for group in groups:
-                grows = [(p, -1) for p in group]
-                toks, stopped, conf = engine.run(
-                    grows, [0] * len(group), greedy=True, keep=group if sampling else ()
-                )
-                for j, p in enumerate(group):
-                    res[(p, -1)] = (toks[j], stopped[j])
-                    gconf[p] = conf[j]
-                    cold = not sampling or (
-                        adaptive_threshold is not None and conf[j] > adaptive_threshold
-                    )
-                    temps[p] = 0.0 if cold else float(temperature)
-                srows = [(p, s) for p in group if temps[p] > 0 for s in range(n)]
-                bar.update(len(group) * n - len(srows))
+            if pack_prompts and sampling and adaptive_threshold is not None:
+                # packed: all greedy rows first, then the samples of the prompts that stay warm
+                rows = [(p, -1) for p in range(P)]
+                toks, stopped, gconf, _ = engine.run(rows, [0] * P, keep=range(P))
+                res = {r: (toks[i], stopped[i]) for i, r in enumerate(rows)}
+                cold = {p for p in range(P) if gconf[p] > adaptive_threshold}
+                srows = [(p, s) for p in range(P) if p not in cold for s in range(n)]
+                bar.update(P * n - len(srows))
                 if srows:
                     keys = sample_keys(
                         seed_key, base_seed, [ids[p] for p, _ in srows], [s for _, s in srows]
                     )
-                    stoks, sstopped, _ = engine.run(srows, keys, greedy=False)
+                    stoks, sstopped, _, _ = engine.run(srows, keys)
                     res.update({r: (stoks[i], sstopped[i]) for i, r in enumerate(srows)})
-                engine.release()
-                for p in group:
-                    if temps[p] == 0.0:
-                        for s in range(n):
-                            res[(p, s)] = res[(p, -1)]
+            else:
+                # each prompt's greedy row first, then its samples: unpacked, in the same blocks
+                # whether or not temperature is adaptive (a cold prompt's block is cut short)
+                rows = [(p, s) for p in range(P) for s in range(-1, n if sampling else 0)]
+                keys = sample_keys(
+                    seed_key, base_seed, [ids[p] for p, _ in rows], [s for _, s in rows]
+                )
+                adaptive = adaptive_threshold if sampling and not pack_prompts else None
+                toks, stopped, conf, cold = engine.run(rows, keys, cold_above=adaptive)
+                res = {
+                    r: (toks[i], stopped[i])
+                    for i, r in enumerate(rows)
+                    if r[1] < 0 or r[0] not in cold
+                }
+                gconf = conf[[i for i, r in enumerate(rows) if r[1] < 0]]
+                if not sampling:
+                    cold = set(range(P))
+                    bar.update(P * n)
+            temps = {p: 0.0 if p in cold else float(temperature) for p in range(P)}
+            for p in cold:
+                for s in range(n):
+                    res[(p, s)] = res[(p, -1)]
 
     order = [(p, s) for p in range(P) for s in range(-1, n)]
     # decode each distinct token sequence once (copied greedy rows share theirs)
