@@ -200,8 +200,12 @@ class _BufferLayer(DynamicLayer):
         return self.length
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self.kbuf = self.kbuf.index_select(0, indices)
-        self.vbuf = self.vbuf.index_select(0, indices)
+        # copy only the filled positions, straight into fresh buffers (a full copy costs several times more)
+        shape = (indices.numel(), *self.kbuf.shape[1:])
+        kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
+        torch.index_select(self.keys, 0, indices, out=kbuf[:, :, : self.length])
+        torch.index_select(self.values, 0, indices, out=vbuf[:, :, : self.length])
+        self.kbuf, self.vbuf = kbuf, vbuf
         self._views()
 
 
