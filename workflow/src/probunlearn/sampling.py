@@ -450,10 +450,6 @@ class _Engine:
             self.bar.update(len(batch))
         return out_tokens, stopped, conf, cold
 
-    def release(self) -> None:
-        """Forget every prefilled prompt."""
-        self._store = {}
-
 
 # --------------------------------------------------------------------------------------------------------
 # public API
