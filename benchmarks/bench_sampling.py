@@ -14,9 +14,9 @@ are in the nucleus).
       (timed on --ref-samples samples and extrapolated);
   (b) one ``model.generate(num_return_sequences=n)`` call per prompt;
   ours: ``sample_answers`` (which also generates each prompt's greedy answer, not counted as a sample),
-      at batch sizes 512 and 256 rows. With n=256 a prompt has 257 rows (greedy + samples); prompts of
-      different token lengths never share a forward pass (bit-invariance, see probunlearn.sampling), so
-      batch_size=256 leaves a one-row batch per prompt that decodes for 64 steps: per-step overhead only.
+      at batch sizes 512 and 256 rows. With n=256 a prompt has 257 rows (greedy + samples); prompts never
+      share a forward pass (see probunlearn.sampling), so batch_size=512 decodes each prompt in one block
+      of 257 rows and batch_size=256 in two blocks of 129 and 128.
 """
 
 from __future__ import annotations

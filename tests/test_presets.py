@@ -80,7 +80,7 @@ def real_data_config(default: dict, model_dir: Path) -> dict:
     cfg["unlearning"]["table1"] = {"split": "forget01", "methods": ["npo", "npo_eo"],
                                    "sample_utility": False}  # fmt: skip
     cfg["alignment"] = {"models": ["pretrained"], "sets": ["harmful", "benign"]}
-    cfg["sampling"].update(chunk_size=40, group_by_length=False)
+    cfg["sampling"].update(chunk_size=40, pack_prompts=True)
     cfg["sampling"]["settings"]["main"]["n"] = 4
     cfg["sampling"]["settings"]["ats"]["n"] = 4
     return cfg

@@ -228,47 +228,61 @@ def test_output_layout(base):
     assert base.filter(~pl.col("stopped_eos"))["n_tokens"].unique().to_list() == [12]
 
 
-def test_samples_invariant_to_chunks_and_batch_size(model, tok, base):
-    for chunk, bs in [(2, 5), (3, 7), (1, 1), (5, 300)]:
-        parts = [
-            sampling.sample_answers(
-                model,
-                tok,
-                IDS[i : i + chunk],
-                ALL_QUESTIONS[i : i + chunk],
-                n=16,
-                batch_size=bs,
-                **GEN,
-            )
-            for i in range(0, len(IDS), chunk)
-        ]
-        got = pl.concat(parts)
-        assert got["text"].to_list() == base["text"].to_list(), (chunk, bs)
-        # bit-identical logits on CPU with length grouping: the whole frame is equal, floats included
-        assert got.equals(base), (chunk, bs)
+def _chunked(model, tok, chunk, **kw):
+    parts = [
+        sampling.sample_answers(
+            model, tok, IDS[i : i + chunk], ALL_QUESTIONS[i : i + chunk], **kw, **GEN
+        )
+        for i in range(0, len(IDS), chunk)
+    ]
+    return pl.concat(parts)
 
 
-def test_samples_invariant_to_thread_count(model, tok):
-    """With two threads MKL splits matmuls differently: rows 4-6 of a 7-row batch would differ in the last
-    bit (seen in greedy_confidence) without the rounding of row counts to a multiple of 4."""
-    ids, questions = (
-        IDS[:8],
-        ALL_QUESTIONS[:8],
-    )  # prompts of one token length: greedy rows share batches
-    kw = dict(GEN, max_new_tokens=6, n=2, adaptive_threshold=1.0)
-    one = sampling.sample_answers(model, tok, ids, questions, **kw)
+def test_samples_invariant_to_chunks_and_other_prompts(model, tok, base):
+    """A forward pass holds one prompt's rows, in shapes set by that prompt alone: at a fixed batch size
+    and thread count, chunking and the other prompts of a call change no byte, on any CPU."""
+    for chunk in (1, 2, 3, 5):
+        assert _chunked(model, tok, chunk, n=16).equals(base), chunk
+    # the prompts in reverse order, each beside other neighbours
+    rev = sampling.sample_answers(model, tok, IDS[::-1], ALL_QUESTIONS[::-1], n=16, **GEN)
+    order = {pid: i for i, pid in enumerate(IDS)}
+    rev = rev.sort(pl.col("id").replace_strict(order), "sample")
+    assert rev.equals(base)
+    # batch sizes that split a prompt's 16 samples into the same blocks (one) give the same bytes
+    assert _chunked(model, tok, 3, n=16, batch_size=16).equals(base)
+    # a batch size that splits them into blocks (4 x 4 rows): chunking still changes nothing
+    small = sampling.sample_answers(model, tok, IDS, ALL_QUESTIONS, n=16, batch_size=5, **GEN)
+    assert _chunked(model, tok, 2, n=16, batch_size=5).equals(small)
+
+
+def test_batch_size_changes_at_most_the_last_bits(model, tok, base):
+    """Other block shapes may round differently on some CPUs: samples agree up to rare flipped draws."""
+    small = sampling.sample_answers(model, tok, IDS, ALL_QUESTIONS, n=16, batch_size=5, **GEN)
+    assert (
+        small.filter(pl.col("greedy"))["text"].to_list()
+        == base.filter(pl.col("greedy"))["text"].to_list()
+    )
+    assert (small["text"] == base["text"]).mean() >= 0.95
+    np.testing.assert_allclose(small["greedy_confidence"], base["greedy_confidence"], rtol=1e-5)
+
+
+def test_chunk_invariance_with_two_threads(model, tok):
+    """The guarantee is for any fixed thread count: two threads split matmuls and reductions otherwise
+    than one, but the same way for every chunking."""
+    kw = dict(n=6, batch_size=4, adaptive_threshold=0.5)
     torch.set_num_threads(2)
     try:
-        two = sampling.sample_answers(model, tok, ids, questions, batch_size=7, **kw)
+        whole = sampling.sample_answers(model, tok, IDS, ALL_QUESTIONS, **kw, **GEN)
+        for chunk in (1, 4):
+            assert _chunked(model, tok, chunk, **kw).equals(whole), chunk
     finally:
         torch.set_num_threads(1)
-    assert two.equals(one)
 
 
-def test_left_padded_packing_gives_the_same_samples(model, tok, base):
-    """group_by_length=False packs prompts of different lengths (left padding, position ids)."""
+def test_packed_prompts_give_the_same_samples(model, tok, base):
+    """pack_prompts=True packs rows of prompts of different lengths (left padding, position ids)."""
     got = sampling.sample_answers(
-        model, tok, IDS, ALL_QUESTIONS, n=16, batch_size=40, group_by_length=False, **GEN
+        model, tok, IDS, ALL_QUESTIONS, n=16, batch_size=40, pack_prompts=True, **GEN
     )
     assert (
         got.filter(pl.col("greedy"))["text"].to_list()
@@ -313,22 +327,37 @@ def test_adaptive_temperature(model, tok, base):
     never = sampling.sample_answers(
         model, tok, IDS, ALL_QUESTIONS, n=16, adaptive_threshold=1.0, **GEN
     )
-    # greedy generated first (separate pass) gives exactly the same table as greedy alongside the samples
+    # adaptive or not, the greedy row is decoded first and alone, and the samples in the same blocks
     assert never.equals(base)
 
-    conf = base.filter(pl.col("greedy")).sort("greedy_confidence")["greedy_confidence"]
-    thr = float(conf[len(conf) // 2])
+    # a threshold half-way between two prompts' c(x): last-bit effects (packed below) cannot cross it
+    conf = sorted(set(base.filter(pl.col("greedy"))["greedy_confidence"].to_list()))
+    thr = (conf[len(conf) // 2 - 1] + conf[len(conf) // 2]) / 2
     mixed = sampling.sample_answers(
         model, tok, IDS, ALL_QUESTIONS, n=16, adaptive_threshold=thr, **GEN
     )
+    # the greedy rows are those of the non-adaptive run (the same blocks, cut short for cold prompts)
+    assert mixed.filter(pl.col("greedy")).equals(base.filter(pl.col("greedy")))
+    n_cold = 0
     for pid in IDS:
         rows = mixed.filter((pl.col("id") == pid) & ~pl.col("greedy"))
         ref = base.filter((pl.col("id") == pid) & ~pl.col("greedy"))
+        greedy_text = mixed.filter((pl.col("id") == pid) & pl.col("greedy"))["text"][0]
         if rows["greedy_confidence"][0] > thr:
+            n_cold += 1
             assert rows["temperature"].unique().to_list() == [0.0]
-            assert rows["text"].n_unique() == 1
+            assert rows["text"].unique().to_list() == [greedy_text]
         else:
-            assert rows["text"].to_list() == ref["text"].to_list()
+            assert rows.equals(ref)
+    assert 0 < n_cold < len(IDS)
+    # packed, the greedy rows are decoded first: the same choice of cold prompts
+    packed = sampling.sample_answers(
+        model, tok, IDS, ALL_QUESTIONS, n=16, adaptive_threshold=thr, pack_prompts=True, **GEN
+    )
+    cold = pl.col("temperature") == 0.0
+    assert packed.filter(~pl.col("greedy") & cold)["id"].unique().sort().to_list() == sorted(
+        mixed.filter(~pl.col("greedy") & cold)["id"].unique().to_list()
+    )
 
 
 def test_sampling_distribution_single_step(model, tok):

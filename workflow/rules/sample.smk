@@ -33,7 +33,7 @@ rule sample_shard:
                 "top_p": config["sampling"]["top_p"],
                 "max_new_tokens": max_new_tokens(wc.evalset),
                 "chunk_size": config["sampling"]["chunk_size"],
-                "group_by_length": config["sampling"]["group_by_length"],
+                "pack_prompts": config["sampling"]["pack_prompts"],
                 "batch_size": config["sampling"]["batch_size"],
                 "base_seed": config["seed"],
                 "template": template_of(wc.model),

@@ -41,7 +41,7 @@ def greedy_answers(
         template=template,
         seed_key="greedy",
         batch_size=batch_size,
-        group_by_length=False,
+        pack_prompts=True,
         progress=False,
     ).filter(pl.col("sample") == -1)
     answer = dict(zip(distinct, df["text"].to_list(), strict=True))

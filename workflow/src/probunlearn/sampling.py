@@ -7,15 +7,24 @@ scaling (temperature 0 for prompts whose greedy confidence ``c(x)`` exceeds a th
 Reproducibility. Every sample has its own 64-bit key, ``blake2b(seed_key, base_seed, prompt id, sample
 index)``; the uniform numbers used at decoding step ``t`` are SplitMix64(key, t, attempt), computed with
 torch integer ops, and the token is drawn from the top-p nucleus by inverse CDF plus rejection (no sort of
-the vocabulary; see :func:`top_p_sample`). A sample therefore does not depend on which other rows share its
-batch, on ``batch_size`` or on how the prompts are sharded, as long as the model's logits for a row do not
-depend on the batch either. On CPU (MKL) a matmul row is bit-identical for any row count that is a multiple
-of 4 (and any thread count), but left padding changes attention results in the last bit. So by default
-(``group_by_length=True``) a forward pass only packs prompts of the same token length (no padding at all)
-and has a multiple of 4 rows: samples, greedy answers and ``greedy_confidence`` are then bit-identical
-across batchings and shardings on CPU. ``group_by_length=False`` packs any prompts with left padding (fewer
-forward passes when ``n`` is small); samples then agree up to rare last-bit effects. On GPU, kernels may be
-chosen by batch shape: expect the same, up to such rare flips.
+the vocabulary; see :func:`top_p_sample`). So a sample depends on nothing but its key and its row's logits.
+
+The logits of a row, though, may depend in the last bits on the shape of the forward pass it is computed in
+and on its place there (matmul kernels block rows and split work over threads by shape, and how differs
+between CPUs), so other prompts never choose that shape. By default (``pack_prompts=False``) a forward pass
+holds the rows of one prompt only: the prompt is prefilled alone, in a one-row pass; its ``n + 1`` rows (the
+greedy row, then samples 0..n-1) are decoded in ``ceil((n + 1) / batch_size)`` blocks of near-equal size,
+one after the other; a block drops its finished rows by a rule that looks only at that block. With adaptive
+temperature the blocks are the same, and once the greedy row (first in the first block) ends above the
+threshold its block stops and the rest are skipped. Every shape, and every row's place in it, is then a
+function of the prompt, the setting (``n``, ``temperature``, ``top_p``, ``max_new_tokens``) and
+``batch_size``. So on any CPU, for a fixed thread count and ``batch_size``, a prompt's rows are
+bit-identical whatever the other prompts of the call (chunk size and shard layout change nothing), and a
+prompt that adaptive temperature leaves warm gets the same rows as without it. Across thread counts, batch
+sizes that split ``n + 1`` differently, and CPUs, floats may differ in the last bits, and a draw that falls
+on a boundary may flip. ``pack_prompts=True`` packs consecutive rows of any prompts into passes of
+``batch_size`` rows with left padding (far fewer passes when ``n`` is small): deterministic for a fixed
+call, but a prompt's rows then depend on its neighbours in the last bits.
 
 Decoding is a hand-written loop over the model's forward with a preallocated KV cache: each prompt is
 prefilled once, its cache is copied to all of its rows, finished rows are dropped from the batch.
@@ -48,16 +57,6 @@ __all__ = [
     "teacher_forced_logprobs",
     "uniform",
 ]
-
-# CPU (MKL) matmuls give bit-identical rows whatever the row count, as long as it is a multiple of 4 (other
-# counts below ~12 differ in the tail rows, and the rounding depends on the thread count): every forward
-# pass gets a multiple of ROW_MULTIPLE rows, padded with rows whose results are ignored
-ROW_MULTIPLE = 4
-
-
-def _round_rows(n: int) -> int:
-    return max(ROW_MULTIPLE, -(-n // ROW_MULTIPLE) * ROW_MULTIPLE)
-
 
 ATTEMPTS = 16  # rejection-sampling tries per decoding step before the exact sorted fallback
 
@@ -201,8 +200,12 @@ class _BufferLayer(DynamicLayer):
         return self.length
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self.kbuf = self.kbuf.index_select(0, indices)
-        self.vbuf = self.vbuf.index_select(0, indices)
+        # copy only the filled positions, straight into fresh buffers (a full copy costs several times more)
+        shape = (indices.numel(), *self.kbuf.shape[1:])
+        kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
+        torch.index_select(self.keys, 0, indices, out=kbuf[:, :, : self.length])
+        torch.index_select(self.values, 0, indices, out=vbuf[:, :, : self.length])
+        self.kbuf, self.vbuf = kbuf, vbuf
         self._views()
 
 
@@ -211,7 +214,11 @@ class _BufferLayer(DynamicLayer):
 
 
 class _Engine:
-    """Batched prefill + decode of (prompt, sample) rows; results are independent of the batching."""
+    """Prefill + decode of (prompt, sample) rows in forward passes of at most ``batch_size`` rows.
+
+    ``pack=False``: a pass holds the rows of one prompt only (see the module docstring), so that every
+    shape depends only on that prompt's rows; ``pack=True``: consecutive rows of any prompts share a pass,
+    left-padded to the longest prompt."""
 
     def __init__(
         self,
@@ -224,27 +231,34 @@ class _Engine:
         top_p: float,
         max_new_tokens: int,
         batch_size: int,
-        group_by_length: bool,
+        pack: bool,
         device: torch.device,
         bar,
     ):
         self.model, self.prompts, self.eos, self.pad = model, prompts, eos, pad
         self.temperature, self.top_p, self.max_new = temperature, top_p, max_new_tokens
-        self.batch_size, self.group_by_length = batch_size, group_by_length
+        self.batch_size, self.pack = batch_size, pack
         self.device, self.bar = device, bar
         self._store: dict[int, tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]] = {}
 
     # -- planning ------------------------------------------------------------------------------------
     def plan(self, rows: list[tuple[int, int]]) -> list[list[int]]:
-        """Deterministic batches (lists of row positions): same-length groups, consecutive rows."""
-        groups: dict[int, list[int]] = {}
-        for pos, (p, _) in enumerate(rows):
-            key = len(self.prompts[p]) if self.group_by_length else 0
-            groups.setdefault(key, []).append(pos)
-        batches = []
-        for members in groups.values():
-            for i in range(0, len(members), self.batch_size):
-                batches.append(members[i : i + self.batch_size])
+        """Deterministic batches (lists of row positions). Unpacked: each run of consecutive rows of one
+        prompt splits into ceil(m / batch_size) blocks of near-equal size (the first m mod k one larger)."""
+        size = self.batch_size
+        if self.pack:
+            return [list(range(i, min(i + size, len(rows)))) for i in range(0, len(rows), size)]
+        batches: list[list[int]] = []
+        start = 0
+        for end in range(1, len(rows) + 1):
+            if end < len(rows) and rows[end][0] == rows[start][0]:
+                continue
+            k = -(-(end - start) // size)
+            base, extra = divmod(end - start, k)
+            for j in range(k):
+                stop = start + base + (j < extra)
+                batches.append(list(range(start, stop)))
+                start = stop
         return batches
 
     # -- prefill ---------------------------------------------------------------------------------------
@@ -252,12 +266,9 @@ class _Engine:
         """Prefill the prompts in ``plist`` in one forward pass; store each prompt's unpadded K/V and logits."""
         seqs = [self.prompts[p] for p in plist]
         width = max(len(s) for s in seqs)
-        n_rows = len(seqs)
-        n_rows = _round_rows(n_rows)  # the lm_head sees one row per prompt
-        ids = torch.full((n_rows, width), self.pad, dtype=torch.long)
-        mask = torch.zeros((n_rows, width), dtype=torch.long)
-        for i in range(n_rows):
-            s = seqs[min(i, len(seqs) - 1)]
+        ids = torch.full((len(seqs), width), self.pad, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for i, s in enumerate(seqs):
             ids[i, width - len(s) :] = torch.tensor(s, dtype=torch.long)
             mask[i, width - len(s) :] = 1
         padded = bool((mask == 0).any())
@@ -284,22 +295,30 @@ class _Engine:
 
     # -- one batch ------------------------------------------------------------------------------------
     def run_batch(
-        self, prompt_of: list[int], keys: list[int], greedy: list[bool]
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Decode one batch of rows. Returns tokens (rows, max_new; -1 after the end) and the greedy
-        confidence sums (top-1 probability summed over decoding steps; 0 for sampled rows)."""
+        self,
+        prompt_of: list[int],
+        keys: list[int],
+        greedy: list[bool],
+        cold_above: float | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, bool]:
+        """Decode one batch of rows. Returns tokens (rows, max_new; -1 after the end), the greedy confidence
+        sums (top-1 probability summed over decoding steps; 0 for sampled rows) and whether the batch was
+        cut short: with ``cold_above`` set, row 0 must be the batch's only greedy row, and once it ends
+        with a mean top-1 probability above ``cold_above`` the other rows are abandoned (their prompt is
+        answered at temperature 0)."""
         dev, max_new = self.device, self.max_new
-        n_real = len(prompt_of)
-        n_rows = _round_rows(n_real)
-        src = list(range(n_real)) + [0] * (n_rows - n_real)  # padding rows duplicate row 0
+        n_rows = len(prompt_of)
+        if cold_above is not None and (not greedy[0] or any(greedy[1:])):
+            raise ValueError("cold_above needs the batch's one greedy row first")
         distinct = list(dict.fromkeys(prompt_of))
         missing = [p for p in distinct if p not in self._store]
         if missing:
+            # unpacked, a batch has one prompt: each prompt is prefilled alone, in a one-row pass
             self._prefill(missing)
         local = {p: j for j, p in enumerate(distinct)}
         lengths = [len(self.prompts[p]) for p in distinct]
         width = max(lengths)
-        row_prompt = torch.tensor([local[prompt_of[r]] for r in src], dtype=torch.long, device=dev)
+        row_prompt = torch.tensor([local[p] for p in prompt_of], dtype=torch.long, device=dev)
         layers = []
         for li in range(len(self._store[distinct[0]][0])):
             ks, vs = [], []
@@ -327,13 +346,14 @@ class _Engine:
             offs = width - plen
             cols = torch.arange(width + max_new, device=dev)
             mask = (cols.unsqueeze(0) >= offs.unsqueeze(1)).long()
-        rid = torch.tensor(src, dtype=torch.long, device=dev)  # current row -> real row
-        live = torch.tensor([r < n_real for r in range(n_rows)], device=dev)
-        key_t = torch.tensor([keys[r] for r in src], dtype=torch.long, device=dev)
-        is_greedy = torch.tensor([greedy[r] for r in src], dtype=torch.bool, device=dev)
+        rid = torch.arange(n_rows, device=dev)  # current row -> batch row
+        live = torch.ones(n_rows, dtype=torch.bool, device=dev)
+        key_t = torch.tensor(keys, dtype=torch.long, device=dev)
+        is_greedy = torch.tensor(greedy, dtype=torch.bool, device=dev)
         any_greedy, all_greedy = any(greedy), all(greedy)
-        tokens = torch.full((n_real, max_new), -1, dtype=torch.long, device=dev)
-        conf = torch.zeros(n_real, dtype=torch.float64, device=dev)
+        watch = cold_above is not None  # row 0, the greedy row, is still live and in place 0
+        tokens = torch.full((n_rows, max_new), -1, dtype=torch.long, device=dev)
+        conf = torch.zeros(n_rows, dtype=torch.float64, device=dev)
         for t in range(max_new):
             if all_greedy:
                 tok = logits.argmax(-1)
@@ -352,21 +372,23 @@ class _Engine:
             tokens[rid[live_rows], t] = tok[live_rows]
             if self.eos is not None:
                 live = live & (tok != self.eos)
+            if watch and (t == max_new - 1 or not bool(live[0])):
+                watch = False
+                # the same number as run()'s greedy confidence: the sum over the t + 1 steps, divided
+                if float(conf[0]) / (t + 1) > cold_above:
+                    return tokens, conf, True
             if t == max_new - 1:
                 break
             n_live = int(live.sum())
             if n_live == 0:
                 break
+            # drop finished rows once they are an eighth of the batch (a rule on this batch's rows only)
             n_cur = live.shape[0]
-            n_new = _round_rows(n_live)
-            if n_cur - n_new >= max(ROW_MULTIPLE, n_cur // 8):
+            if n_cur - n_live >= max(1, n_cur // 8):
                 keep = live.nonzero().squeeze(-1)
-                if n_new > n_live:  # keep some finished rows to stay at a multiple of ROW_MULTIPLE
-                    extra = (~live).nonzero().squeeze(-1)[: n_new - n_live]
-                    keep = torch.cat([keep, extra]).sort().values
                 cache.batch_select_indices(keep)
-                rid, live, key_t, is_greedy = rid[keep], live[keep], key_t[keep], is_greedy[keep]
-                plen, tok = plen[keep], tok[keep]
+                rid, live, key_t, tok = rid[keep], live[keep], key_t[keep], tok[keep]
+                plen, is_greedy = plen[keep], is_greedy[keep]
                 if mask is not None:
                     mask = mask[keep]
             pos = (plen + t).unsqueeze(-1)
@@ -378,37 +400,55 @@ class _Engine:
                 use_cache=True,
             )
             logits = out.logits[:, -1].float()
-        return tokens, conf
+        return tokens, conf, False
 
     # -- all rows -------------------------------------------------------------------------------------
     def run(
-        self, rows: list[tuple[int, int]], keys: list[int]
-    ) -> tuple[list[list[int]], list[bool], np.ndarray]:
+        self,
+        rows: list[tuple[int, int]],
+        keys: list[int],
+        *,
+        cold_above: float | None = None,
+        keep: Sequence[int] = (),
+    ) -> tuple[list[list[int]], list[bool], np.ndarray, set[int]]:
         """Generate ``rows`` ((prompt, sample), sample -1 = greedy). Returns the generated token ids without
-        eos, whether each stopped at eos, and the greedy confidence sums with their step counts folded in
-        (mean top-1 probability; NaN for sampled rows)."""
+        eos, whether each stopped at eos, the greedy confidence (mean top-1 probability over the decoding
+        steps; NaN for sampled rows) and the cold prompts: with ``cold_above`` set (unpacked only, each
+        prompt's greedy row first), a prompt whose greedy confidence exceeds it has its other rows left
+        empty. Prefilled prompts in ``keep`` stay stored for a later run."""
+        if cold_above is not None and self.pack:
+            raise ValueError("cold_above needs unpacked batches")
         out_tokens: list[list[int]] = [[] for _ in rows]
         stopped = [False] * len(rows)
         conf = np.full(len(rows), np.nan)
+        cold: set[int] = set()
         batches = self.plan(rows)
         for b, batch in enumerate(batches):
             prompt_of = [rows[i][0] for i in batch]
             greedy = [rows[i][1] < 0 for i in batch]
-            tokens, csum = self.run_batch(prompt_of, [keys[i] for i in batch], greedy)
-            tokens, csum = tokens.cpu(), csum.cpu()
-            for j, i in enumerate(batch):
-                seq = tokens[j]
-                seq = seq[seq >= 0].tolist()
-                hit = self.eos is not None and bool(seq) and seq[-1] == self.eos
-                stopped[i] = hit
-                out_tokens[i] = seq[:-1] if hit else seq
-                if greedy[j]:
-                    conf[i] = float(csum[j]) / len(seq)
-            # keep only the prefilled prompts that the next batch needs
-            nxt = {rows[i][0] for i in batches[b + 1]} if b + 1 < len(batches) else set()
+            if prompt_of[0] not in cold:
+                watch = cold_above if greedy[0] else None
+                tokens, csum, cut = self.run_batch(
+                    prompt_of, [keys[i] for i in batch], greedy, watch
+                )
+                tokens, csum = tokens.cpu(), csum.cpu()
+                if cut:
+                    cold.add(prompt_of[0])
+                for j, i in enumerate(batch[:1] if cut else batch):
+                    seq = tokens[j]
+                    seq = seq[seq >= 0].tolist()
+                    hit = self.eos is not None and bool(seq) and seq[-1] == self.eos
+                    stopped[i] = hit
+                    out_tokens[i] = seq[:-1] if hit else seq
+                    if greedy[j]:
+                        conf[i] = float(csum[j]) / len(seq)
+            # keep only the prefilled prompts that the next batch (or a later run) needs
+            nxt = set(keep)
+            if b + 1 < len(batches):
+                nxt |= {rows[i][0] for i in batches[b + 1]}
             self._store = {p: v for p, v in self._store.items() if p in nxt}
             self.bar.update(len(batch))
-        return out_tokens, stopped, conf
+        return out_tokens, stopped, conf, cold
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -452,7 +492,7 @@ def sample_answers(
     base_seed: int = 0,
     batch_size: int = 256,
     adaptive_threshold: float | None = None,
-    group_by_length: bool = True,
+    pack_prompts: bool = False,
     device: str | torch.device | None = None,
     progress: bool = True,
 ) -> pl.DataFrame:
@@ -464,7 +504,9 @@ def sample_answers(
     decoding steps, the step that emitted eos included). Rows are sorted by (prompt order, sample).
 
     ``adaptive_threshold``: prompts with greedy_confidence > threshold get temperature 0 (all samples equal
-    the greedy answer). ``batch_size``: max rows per forward pass. ``device``: None = the model's device,
+    the greedy answer). ``batch_size``: max rows per forward pass. ``pack_prompts``: let rows of different
+    prompts share a forward pass (left padding); by default they never do, so that a prompt's rows do not
+    depend on the other prompts (see the module docstring). ``device``: None = the model's device,
     otherwise resolved with :func:`models.resolve_device` and the model is moved there.
     """
     ids, questions = [str(i) for i in ids], list(questions)
@@ -509,44 +551,47 @@ def sample_answers(
             top_p=float(top_p),
             max_new_tokens=int(max_new_tokens),
             batch_size=int(batch_size),
-            group_by_length=group_by_length,
+            pack=pack_prompts,
             device=dev,
             bar=bar,
         )
         with torch.inference_mode():
-            if sampling and adaptive_threshold is None:
-                # greedy rows need not come first: generate them alongside the samples
-                rows = [(p, s) for p in range(P) for s in range(-1, n)]
-                keys = sample_keys(
-                    seed_key, base_seed, [ids[p] for p, _ in rows], [s for _, s in rows]
-                )
-                toks, stopped, conf = engine.run(rows, keys)
-                res = {r: (toks[i], stopped[i]) for i, r in enumerate(rows)}
-                gconf = conf[:: n + 1]
-                temps = {p: float(temperature) for p in range(P)}
-            else:
+            if pack_prompts and sampling and adaptive_threshold is not None:
+                # packed: all greedy rows first, then the samples of the prompts that stay warm
                 rows = [(p, -1) for p in range(P)]
-                toks, stopped, gconf = engine.run(rows, [0] * P)
+                toks, stopped, gconf, _ = engine.run(rows, [0] * P, keep=range(P))
                 res = {r: (toks[i], stopped[i]) for i, r in enumerate(rows)}
-                temps = {}
-                for p in range(P):
-                    cold = not sampling or (
-                        adaptive_threshold is not None and gconf[p] > adaptive_threshold
-                    )
-                    temps[p] = 0.0 if cold else float(temperature)
-                warm = [p for p in range(P) if temps[p] > 0]
-                srows = [(p, s) for p in warm for s in range(n)]
+                cold = {p for p in range(P) if gconf[p] > adaptive_threshold}
+                srows = [(p, s) for p in range(P) if p not in cold for s in range(n)]
                 bar.update(P * n - len(srows))
                 if srows:
                     keys = sample_keys(
                         seed_key, base_seed, [ids[p] for p, _ in srows], [s for _, s in srows]
                     )
-                    stoks, sstopped, _ = engine.run(srows, keys)
+                    stoks, sstopped, _, _ = engine.run(srows, keys)
                     res.update({r: (stoks[i], sstopped[i]) for i, r in enumerate(srows)})
-                for p in range(P):
-                    if temps[p] == 0.0:
-                        for s in range(n):
-                            res[(p, s)] = res[(p, -1)]
+            else:
+                # each prompt's greedy row first, then its samples: unpacked, in the same blocks
+                # whether or not temperature is adaptive (a cold prompt's block is cut short)
+                rows = [(p, s) for p in range(P) for s in range(-1, n if sampling else 0)]
+                keys = sample_keys(
+                    seed_key, base_seed, [ids[p] for p, _ in rows], [s for _, s in rows]
+                )
+                adaptive = adaptive_threshold if sampling and not pack_prompts else None
+                toks, stopped, conf, cold = engine.run(rows, keys, cold_above=adaptive)
+                res = {
+                    r: (toks[i], stopped[i])
+                    for i, r in enumerate(rows)
+                    if r[1] < 0 or r[0] not in cold
+                }
+                gconf = conf[[i for i, r in enumerate(rows) if r[1] < 0]]
+                if not sampling:
+                    cold = set(range(P))
+                    bar.update(P * n)
+            temps = {p: 0.0 if p in cold else float(temperature) for p in range(P)}
+            for p in cold:
+                for s in range(n):
+                    res[(p, s)] = res[(p, -1)]
 
     order = [(p, s) for p in range(P) for s in range(-1, n)]
     # decode each distinct token sequence once (copied greedy rows share theirs)
