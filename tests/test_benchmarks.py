@@ -88,4 +88,11 @@ def test_chat_template_resolution():
         "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
         "{% if add_generation_prompt %}<|assistant|>{% endif %}"
     )
-    assert qa.resolve_template(fast, "chat") == "<|user|>{question}\n<|assistant|>"
+    # the bos token stays in the template: prompts get exactly what apply_chat_template gives
+    assert qa.resolve_template(fast, "chat") == "<s><|user|>{question}\n<|assistant|>"
+    ref = fast.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=True
+    )
+    ref = ref["input_ids"] if isinstance(ref, dict) or hasattr(ref, "keys") else ref
+    assert qa.prompt_ids(fast, "hi", "chat") == list(ref)
+    assert qa.prompt_ids(fast, "hi", "chat").count(fast.bos_token_id) == 1

@@ -24,6 +24,7 @@ from probunlearn import bounds as B
 
 ALPHA = 0.1
 THRESHOLDS = np.r_[np.arange(10) / 10, 0.05, 0.33, 0.77]
+LEAK_T = 0.5  # a leak is a score >= LEAK_T (an atom of rouge-k/10, not of the others)
 
 
 def max_failures(batches: int, alpha: float = ALPHA) -> float:
@@ -125,7 +126,7 @@ def test_coverage(dist: Dist, n: int, batches: int, mu_slack: float, sigma_slack
     seed = zlib.crc32(f"{dist.name}/{n}".encode())
     rng = np.random.default_rng(seed)
     x = dist.sample(rng, (batches, n))
-    df = B.summarize(x, alpha=ALPHA, thresholds=THRESHOLDS)
+    df = B.summarize(x, alpha=ALPHA, thresholds=THRESHOLDS, leak_threshold=LEAK_T)
     limit = max_failures(batches)
     tiny = 1e-12
 
@@ -143,9 +144,13 @@ def test_coverage(dist: Dist, n: int, batches: int, mu_slack: float, sigma_slack
         fails["m_bin"] = int(np.sum(df["m_bin"].to_numpy() < dist.mean - tiny))
         # M_bin is valid for binary data, and as tight as CP: mean excess ~ a few sd of p-hat
         assert np.mean(df["m_bin"].to_numpy() - dist.mean) < 4 * math.sqrt(0.25 / n) + 2 / n
-    else:  # NaN exactly where a batch has a score other than 0 and 1
-        binary_rows = ((x == 0) | (x == 1)).all(axis=1)
-        np.testing.assert_array_equal(np.isnan(df["m_bin"].to_numpy()), ~binary_rows)
+    else:  # no M_bin without a decision per sample (never a NaN column)
+        assert "m_bin" not in df.columns
+    # M_bin of the decision "score >= LEAK_T" covers P(X >= LEAK_T), for every distribution
+    p_leak = float(np.asarray(dist.sf(np.array([LEAK_T - 1e-9])), dtype=np.float64)[0])
+    m_leak = df[B.leak_key(LEAK_T)].to_numpy()
+    fails["m_bin_ge"] = int(np.sum(m_leak < p_leak - tiny))
+    assert np.mean(m_leak - p_leak) < 4 * math.sqrt(0.25 / n) + 2 / n
     bad = {k: v for k, v in fails.items() if v > limit}
     assert not bad, f"{dist.name}, n={n}: failures {fails} of {batches}, limit {limit:.1f}"
 
