@@ -119,6 +119,27 @@ def test_entropy_hand_computed():
     assert losses.token_entropy(logits, torch.tensor([[0, 0]])).item() == 0.0
 
 
+def test_entropy_averages_per_sequence_then_over_sequences():
+    # paper §5: l(x, y) = 1/m sum_t H_t per answer, and the loss is its mean over the forget set
+    h = [0.0, math.log(2), math.log(4)]
+    p1 = torch.tensor([1e4, 0.0, 0.0, 0.0])  # H ~ 0
+    p2 = torch.tensor([0.0, 0.0, -1e4, -1e4])  # H = log 2
+    p4 = torch.zeros(4)  # H = log 4
+    logits = torch.stack([torch.stack([p1, p1, p1]), torch.stack([p4, p2, p2])])
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])  # a 3-token answer and a 1-token one
+    per_seq = ((3 * h[0]) / 3 + h[2]) / 2
+    pooled = (3 * h[0] + h[2]) / 4
+    got = losses.token_entropy(logits, mask).item()
+    assert got == pytest.approx(per_seq, abs=1e-6) and abs(got - pooled) > 0.3
+    # a sequence with no selected position does not count
+    logits3 = torch.cat([logits, torch.stack([p2, p2, p2])[None]])
+    mask3 = torch.cat([mask, torch.zeros(1, 3, dtype=mask.dtype)])
+    assert losses.token_entropy(logits3, mask3).item() == pytest.approx(per_seq, abs=1e-6)
+    mask3[2, 1] = 1
+    want = (per_seq * 2 + h[1]) / 3
+    assert losses.token_entropy(logits3, mask3).item() == pytest.approx(want, abs=1e-6)
+
+
 def test_entropy_ignores_masked_positions():
     torch.manual_seed(1)
     logits = torch.randn(2, 6, 11)

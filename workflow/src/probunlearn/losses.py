@@ -47,12 +47,13 @@ def answer_mask(labels: torch.Tensor) -> torch.Tensor:
 
 
 def token_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean next-token entropy ``H(softmax(logits))`` over the positions where ``mask`` is true.
+    """Next-token entropy ``H(softmax(logits))`` averaged over the positions where ``mask`` is true
+    within each sequence, then over the sequences that have such a position (paper §5:
+    ``ℓ_θ(x, y) = 1/m Σ_t H(π_θ(·|y_<t, x))`` per sequence, and the loss is its expectation over the
+    forget set, so a short answer weighs as much as a long one).
 
     ``mask`` has the shape of ``logits`` without the vocabulary axis. Masked-out positions do not
-    enter the result at all (their logits may be anything, even inf/nan). All masked positions of
-    the batch are pooled (a token-weighted mean); the paper's ℓ_θ averages per sequence first, which
-    differs only when answers have different lengths.
+    enter the result at all (their logits may be anything, even inf/nan).
 
     Difference to the authors' reference code: its ``entropy_loss`` averages over *every* position
     of the batch, question and right-padding included; here only the positions the caller selects
@@ -64,11 +65,17 @@ def token_entropy(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     ent = torch.logsumexp(z, dim=-1) - (torch.softmax(z, dim=-1) * z).sum(dim=-1)
     m = mask.bool()
     ent = torch.where(m, ent, torch.zeros_like(ent))
-    return ent.sum() / m.sum().clamp_min(1)
+    m = m.reshape(m.shape[0], -1) if m.dim() > 1 else m[None]
+    ent = ent.reshape(m.shape)
+    count = m.sum(dim=-1)
+    per_seq = ent.sum(dim=-1) / count.clamp_min(1)
+    has = count > 0
+    return per_seq.sum() / has.sum().clamp_min(1)
 
 
 def answer_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean next-token entropy over the positions that predict answer tokens (labels != -100)."""
+    """The paper's ℓ_θ over the positions that predict answer tokens (labels != -100): the mean
+    entropy per answer, averaged over the answers of the batch (see :func:`token_entropy`)."""
     lg, _ = shifted(logits, labels)
     return token_entropy(lg, answer_mask(labels))
 
