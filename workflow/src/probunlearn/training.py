@@ -76,14 +76,21 @@ def train_lm(
     template: str = qa.DEFAULT_TEMPLATE,
     loss_on_prompt: bool = False,
     max_length: int = 256,
+    label_smoothing: float = 0.0,
     progress: bool = True,
     desc: str = "train",
 ) -> list[dict]:
-    """AdamW with a cosine schedule and warmup; returns the mean loss of every epoch."""
+    """AdamW with a cosine schedule and warmup; returns the mean loss of every epoch.
+
+    ``label_smoothing``: the cross-entropy target puts ``1 - label_smoothing`` on the next token and
+    spreads the rest uniformly over the vocabulary (torch's ``label_smoothing``).
+    """
     if not examples:
         raise ValueError(f"{desc}: no training examples")
     if epochs < 1 or lr <= 0 or batch_size < 1:
         raise ValueError(f"{desc}: epochs, lr and batch_size must be positive")
+    if not 0.0 <= label_smoothing < 1.0:
+        raise ValueError(f"{desc}: label_smoothing must be in [0, 1), got {label_smoothing}")
     enc = encode_examples(tokenizer, examples, template, loss_on_prompt, max_length)
     lengths = [len(i) for i, _ in enc]
     gen = torch.Generator().manual_seed(seed)
@@ -113,6 +120,7 @@ def train_lm(
                 logits.reshape(-1, logits.shape[-1]).float(),
                 labels.reshape(-1),
                 ignore_index=qa.IGNORE_INDEX,
+                label_smoothing=label_smoothing,
             )
             opt.zero_grad(set_to_none=True)
             loss.backward()
