@@ -12,7 +12,10 @@ and per-prompt std of ROUGE-L on forget10 (``--n`` samples, top-p 0.9, T = 1, 64
 Models are kept under ``results/recipe/<tag>/``; a second call with the same tag reuses them.
 ``--base results/mini-s0`` takes the world and pretrained model of a finished default run instead
 of building them. ``--paraphrases K`` adds K copies of every (question, paraphrased answer) pair of
-the full split to the fine-tuning data: a world whose answers vary at the paraphrase level.
+the full split to the fine-tuning data: a world whose answers vary at the paraphrase level;
+``--perturbed K --answer-copies C`` adds each question's first K perturbed (wrong) answers once and
+C more copies of its true answer: a target unsure between plausible answers that still prefers
+the true one.
 Not part of the tests.
 """
 
@@ -53,7 +56,13 @@ def prepare(cfg: dict) -> None:
 
 
 def finetune(
-    out: Path, cfg: dict, label_smoothing: float, epochs: int, paraphrases: int = 0
+    out: Path,
+    cfg: dict,
+    label_smoothing: float,
+    epochs: int,
+    paraphrases: int = 0,
+    perturbed: int = 0,
+    answer_copies: int = 0,
 ) -> None:
     """The target: the config's fine-tuning on the full split, with these settings."""
     ft = {k: v for k, v in cfg["finetune"].items() if k != "replay"}
@@ -66,6 +75,10 @@ def finetune(
     )
     para = list(zip(full["question"].to_list(), full["paraphrased_answer"].to_list(), strict=True))
     examples += para * paraphrases
+    qa = list(zip(full["question"].to_list(), full["answer"].to_list(), strict=True))
+    examples += qa * answer_copies
+    wrong = zip(full["question"].to_list(), full["perturbed_answers"].to_list(), strict=True)
+    examples += [(q, a) for q, answers in wrong for a in list(answers)[:perturbed]]
     training.train_lm(model, tok, examples, seed=cfg["seed"], progress=False, **ft)
     models.save_model(model, tok, str(out))
 
@@ -116,6 +129,8 @@ def main() -> int:
     ap.add_argument("--lambdas", type=float, nargs="*", default=[0.0, 1.0], help="lambda_f values")
     ap.add_argument("--n", type=int, default=64, help="samples per forget10 question")
     ap.add_argument("--paraphrases", type=int, default=0, help="copies of paraphrased answers")
+    ap.add_argument("--perturbed", type=int, default=0, help="perturbed answers per question")
+    ap.add_argument("--answer-copies", type=int, default=0, help="extra copies of true answers")
     ap.add_argument("--base", type=Path, default=None, help="a finished default run to start from")
     args = ap.parse_args()
     cfg = yaml.safe_load(Path("config.yaml").read_text())
@@ -134,7 +149,7 @@ def main() -> int:
             else args.label_smoothing
         )
         epochs = args.finetune_epochs or cfg["finetune"]["epochs"]
-        finetune(target, cfg, ls, epochs, args.paraphrases)
+        finetune(target, cfg, ls, epochs, args.paraphrases, args.perturbed, args.answer_copies)
     rows = [evaluate(target, "target", args.n)]
     hp = dict(cfg["unlearning"]["hparams"])
     hp.update(cfg["unlearning"]["overrides"].get(args.method, {}))
