@@ -36,8 +36,8 @@ from probunlearn import data, models, sampling, scoring, training, unlearning
 RUN = Path("results/recipe")
 
 
-def prepare(cfg: dict) -> None:
-    """World and pretrained model of the default config, under ``results/recipe``."""
+def prepare(cfg: dict) -> Path:
+    """World and pretrained model of the default config, under ``results/recipe``; returns it."""
     overlay = RUN / "run.yaml"
     RUN.mkdir(parents=True, exist_ok=True)
     overlay.write_text(yaml.safe_dump({"run": "recipe"}))
@@ -53,9 +53,11 @@ def prepare(cfg: dict) -> None:
         str(overlay),
     ]
     subprocess.run(cmd, check=True)
+    return RUN
 
 
 def finetune(
+    base: Path,
     out: Path,
     cfg: dict,
     label_smoothing: float,
@@ -67,11 +69,14 @@ def finetune(
     """The target: the config's fine-tuning on the full split, with these settings."""
     ft = {k: v for k, v in cfg["finetune"].items() if k != "replay"}
     ft.update(label_smoothing=label_smoothing, epochs=epochs)
-    tok = models.load_tokenizer(str(RUN / "models/pretrained"))
-    model = models.load_model(str(RUN / "models/pretrained"), device="cpu")
-    full = pl.read_parquet(RUN / "data/full.parquet")
+    tok = models.load_tokenizer(str(base / "models/pretrained"))
+    model = models.load_model(str(base / "models/pretrained"), device="cpu")
+    full = pl.read_parquet(base / "data/full.parquet")
     examples = data.finetune_corpus(
-        full, pl.read_parquet(RUN / "data/pretrain.parquet"), cfg["finetune"]["replay"], cfg["seed"]
+        full,
+        pl.read_parquet(base / "data/pretrain.parquet"),
+        cfg["finetune"]["replay"],
+        cfg["seed"],
     )
     para = list(zip(full["question"].to_list(), full["paraphrased_answer"].to_list(), strict=True))
     examples += para * paraphrases
@@ -83,13 +88,13 @@ def finetune(
     models.save_model(model, tok, str(out))
 
 
-def evaluate(model_dir: Path, name: str, n: int) -> dict:
+def evaluate(base: Path, model_dir: Path, name: str, n: int) -> dict:
     """Greedy ROUGE-L and c(x) on forget10 and retain; sampled mean and std on forget10."""
     tok = models.load_tokenizer(str(model_dir))
     model = models.load_model(str(model_dir), device="cpu")
     res: dict = {"model": name}
     for setname, k in (("forget10", n), ("retain", 1)):
-        df = pl.read_parquet(RUN / f"data/{setname}.parquet")
+        df = pl.read_parquet(base / f"data/{setname}.parquet")
         s = sampling.sample_answers(
             model,
             tok,
@@ -135,12 +140,8 @@ def main() -> int:
     args = ap.parse_args()
     cfg = yaml.safe_load(Path("config.yaml").read_text())
     torch.set_num_threads(2)
-    global RUN
-    if args.base is None:
-        prepare(cfg)
-    else:
-        RUN = args.base
-    out = Path("results/recipe") / args.tag
+    base = prepare(cfg) if args.base is None else args.base
+    out = RUN / args.tag
     target = out / "target"
     if not target.exists():
         ls = (
@@ -150,13 +151,13 @@ def main() -> int:
         )
         epochs = args.finetune_epochs or cfg["finetune"]["epochs"]
         finetune(target, cfg, ls, epochs, args.paraphrases, args.perturbed, args.answer_copies)
-    rows = [evaluate(target, "target", args.n)]
+    rows = [evaluate(base, target, "target", args.n)]
     hp = dict(cfg["unlearning"]["hparams"])
     hp.update(cfg["unlearning"]["overrides"].get(args.method, {}))
     if args.lr is not None:
         hp["lr"] = args.lr
-    forget = pl.read_parquet(RUN / "data/forget10.parquet")
-    retain = pl.read_parquet(RUN / "data/retain90.parquet")
+    forget = pl.read_parquet(base / "data/forget10.parquet")
+    retain = pl.read_parquet(base / "data/retain90.parquet")
     for lf in args.lambdas:
         name = f"{args.method}-lr{hp['lr']:g}-lf{lf:g}"
         if not (out / name).exists():
@@ -174,7 +175,7 @@ def main() -> int:
                 device="cpu",
                 **hp,
             )
-        rows.append(evaluate(out / name, name, args.n))
+        rows.append(evaluate(base, out / name, name, args.n))
     pl.DataFrame(rows).write_csv(out / f"summary-{args.method}.csv")
     return 0
 
