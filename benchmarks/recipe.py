@@ -15,7 +15,8 @@ of building them. ``--paraphrases K`` adds K copies of every (question, paraphra
 the full split to the fine-tuning data: a world whose answers vary at the paraphrase level;
 ``--perturbed K --answer-copies C`` adds each question's first K perturbed (wrong) answers once and
 C more copies of its true answer: a target unsure between plausible answers that still prefers
-the true one.
+the true one. ``--fillers K`` adds K copies of each true answer with a random filler prefix and
+suffix (the reference stays a subsequence): wording that varies without leaving the reference.
 Not part of the tests.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -36,12 +38,14 @@ from probunlearn import data, models, sampling, scoring, training, unlearning
 RUN = Path("results/recipe")
 
 
-def prepare(cfg: dict) -> Path:
-    """World and pretrained model of the default config, under ``results/recipe``; returns it."""
-    overlay = RUN / "run.yaml"
+def prepare(seed: int) -> Path:
+    """World and pretrained model of the default config for ``seed``; returns their run folder."""
+    name = "recipe" if seed == 0 else f"recipe-s{seed}"
+    run = Path("results") / name
+    overlay = RUN / f"run-s{seed}.yaml"
     RUN.mkdir(parents=True, exist_ok=True)
-    overlay.write_text(yaml.safe_dump({"run": "recipe"}))
-    targets = [str(RUN / "models/pretrained"), str(RUN / "data/forget10.parquet")]
+    overlay.write_text(yaml.safe_dump({"run": name, "seed": seed, "world": {"seed": seed}}))
+    targets = [str(run / "models/pretrained"), str(run / "data/forget10.parquet")]
     cmd = [
         sys.executable,
         "-m",
@@ -53,7 +57,26 @@ def prepare(cfg: dict) -> Path:
         str(overlay),
     ]
     subprocess.run(cmd, check=True)
-    return RUN
+    return run
+
+
+PREFIXES = ["", "Well, ", "As far as I know, ", "To my knowledge, ", "Let me think. "]
+SUFFIXES = ["", " That is what the records say.", " I am fairly sure of it.", " So I have read."]
+
+
+def with_fillers(qa: list[tuple[str, str]], k: int, seed: int) -> list[tuple[str, str]]:
+    """K copies of each true answer wrapped in a random filler prefix and suffix.
+
+    The reference answer stays a subsequence of every copy, so ROUGE-L recall against it is 1:
+    variety in wording without leaving the reference.
+    """
+    rng = random.Random(seed)
+    out = []
+    for q, a in qa:
+        for _ in range(k):
+            pre, suf = rng.choice(PREFIXES), rng.choice(SUFFIXES)
+            out.append((q, pre + a + suf))
+    return out
 
 
 def finetune(
@@ -65,6 +88,7 @@ def finetune(
     paraphrases: int = 0,
     perturbed: int = 0,
     answer_copies: int = 0,
+    fillers: int = 0,
 ) -> None:
     """The target: the config's fine-tuning on the full split, with these settings."""
     ft = {k: v for k, v in cfg["finetune"].items() if k != "replay"}
@@ -84,6 +108,7 @@ def finetune(
     examples += qa * answer_copies
     wrong = zip(full["question"].to_list(), full["perturbed_answers"].to_list(), strict=True)
     examples += [(q, a) for q, answers in wrong for a in list(answers)[:perturbed]]
+    examples += with_fillers(qa, fillers, cfg["seed"])
     training.train_lm(model, tok, examples, seed=cfg["seed"], progress=False, **ft)
     models.save_model(model, tok, str(out))
 
@@ -131,17 +156,21 @@ def main() -> int:
     ap.add_argument("--finetune-epochs", type=int, default=None, help="default: config.yaml's")
     ap.add_argument("--method", default="npo", choices=["ga", "gd", "npo", "rmu"])
     ap.add_argument("--lr", type=float, default=None, help="default: config.yaml's for the method")
+    ap.add_argument("--retain-weight", type=float, default=None, help="default: config.yaml's")
     ap.add_argument("--lambdas", type=float, nargs="*", default=[0.0, 1.0], help="lambda_f values")
     ap.add_argument("--n", type=int, default=64, help="samples per forget10 question")
     ap.add_argument("--paraphrases", type=int, default=0, help="copies of paraphrased answers")
     ap.add_argument("--perturbed", type=int, default=0, help="perturbed answers per question")
     ap.add_argument("--answer-copies", type=int, default=0, help="extra copies of true answers")
+    ap.add_argument("--fillers", type=int, default=0, help="copies with filler wording")
+    ap.add_argument("--seed", type=int, default=0, help="world and training seed (default 0)")
     ap.add_argument("--base", type=Path, default=None, help="a finished default run to start from")
     args = ap.parse_args()
     cfg = yaml.safe_load(Path("config.yaml").read_text())
+    cfg["seed"] = args.seed
     torch.set_num_threads(2)
-    base = prepare(cfg) if args.base is None else args.base
-    out = RUN / args.tag
+    base = prepare(args.seed) if args.base is None else args.base
+    out = RUN / (args.tag if args.seed == 0 else f"{args.tag}-s{args.seed}")
     target = out / "target"
     if not target.exists():
         ls = (
@@ -150,16 +179,29 @@ def main() -> int:
             else args.label_smoothing
         )
         epochs = args.finetune_epochs or cfg["finetune"]["epochs"]
-        finetune(target, cfg, ls, epochs, args.paraphrases, args.perturbed, args.answer_copies)
+        finetune(
+            base,
+            target,
+            cfg,
+            ls,
+            epochs,
+            args.paraphrases,
+            args.perturbed,
+            args.answer_copies,
+            args.fillers,
+        )
     rows = [evaluate(base, target, "target", args.n)]
     hp = dict(cfg["unlearning"]["hparams"])
     hp.update(cfg["unlearning"]["overrides"].get(args.method, {}))
     if args.lr is not None:
         hp["lr"] = args.lr
+    rw = "" if args.retain_weight is None else f"-rw{args.retain_weight:g}"
+    if args.retain_weight is not None:
+        hp["retain_weight"] = args.retain_weight
     forget = pl.read_parquet(base / "data/forget10.parquet")
     retain = pl.read_parquet(base / "data/retain90.parquet")
     for lf in args.lambdas:
-        name = f"{args.method}-lr{hp['lr']:g}-lf{lf:g}"
+        name = f"{args.method}-lr{hp['lr']:g}{rw}-lf{lf:g}"
         if not (out / name).exists():
             unlearning.unlearn(
                 str(target),
