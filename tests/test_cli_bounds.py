@@ -55,7 +55,7 @@ def test_bounds_parquet_to_parquet(table, tmp_path: Path, capsys) -> None:
     for row in res.iter_rows(named=True):
         x = per_prompt[row["prompt_id"]]
         want = B.summarize(x, alpha=0.05, bins=20, m_bin=False)
-        assert set(want) == set(res.columns) - {"prompt_id"}
+        assert set(want) == set(res.columns) - {"prompt_id", "m_mu_simultaneous"}
         for key, value in want.items():
             np.testing.assert_allclose(row[key], value, rtol=1e-12, err_msg=key)
 
@@ -192,3 +192,31 @@ def test_console_script(table, tmp_path: Path) -> None:
     )
     assert bad.returncode == 2
     assert "no column 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_bounds_simultaneous_leak_at_k_and_set_level(table, tmp_path: Path, capsys) -> None:
+    path, per_prompt = table
+    out, set_out = tmp_path / "b.csv", tmp_path / "set.csv"
+    args = ["bounds", str(path), "--out", str(out), "--set-out", str(set_out)]
+    assert main([*args, "--leak-threshold", "0.5", "--leak-at-k", "1,5"]) == 2  # p-d has n = 1
+    assert "needs >= 5 samples per prompt; prompt 'p-d' has 1" in capsys.readouterr().err
+    assert main([*args, "--leak-threshold", "0.5", "--leak-at-k", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "set level (5 prompts" in printed and "worst_prompt_p_leak" in printed
+    res = pl.read_csv(out)
+    rows = [per_prompt[p] for p in res["prompt_id"]]
+    leaks = [(r >= 0.5).astype(float) for r in rows]
+    np.testing.assert_allclose(
+        res["m_mu_simultaneous"], B.simultaneous_upper_bounds(rows, 0.01, metric="m_mu")
+    )
+    np.testing.assert_allclose(res["m_bin_simultaneous"], B.simultaneous_upper_bounds(leaks, 0.01))
+    np.testing.assert_allclose(res["leak_at_1"], [r.mean() for r in leaks])
+    np.testing.assert_allclose(res["leak_at_1_upper"], res["m_bin_ge_0.5"])
+    sets = pl.read_csv(set_out)
+    assert sets["quantity"].to_list() == ["mean", "p_leak", "worst_prompt_p_leak"]
+    assert sets["set_level_bound"][1] == pytest.approx(
+        B.set_level_upper_bound(leaks, 0.01, binary=True)
+    )
+    assert sets["from_per_prompt_bounds"][1] == pytest.approx(res["m_bin_ge_0.5"].mean())
+    assert main(["bounds", str(path), "--leak-at-k", "2"]) == 2
+    assert "--leak-at-k needs a leak decision" in capsys.readouterr().err

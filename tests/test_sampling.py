@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 import torch
 
-from probunlearn import models, qa, sampling
+from probunlearn import bounds, models, qa, sampling
 
 COLORS = ["red", "blue", "green", "gold", "grey", "pink", "black", "white"]
 ITEMS = ["cup", "hat", "car", "pen", "box", "bag", "key", "map"]
@@ -611,3 +611,69 @@ def test_run_logprobs(files, tmp_path, model, tok):
     for x, y in zip(got["logprobs"].to_list(), want["logprobs"].to_list(), strict=True):
         np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.parquet", "lp.parquet"]
+
+
+# ------------------------------------------------------------------------------------------------
+# sequential sampling
+
+
+def _rouge_scorer(refs):
+    from probunlearn import scoring
+
+    return lambda texts, idx: np.array(scoring.rouge_l(texts, [refs[i] for i in idx]))
+
+
+# the extra questions' references are words the model never saw: their samples do not leak
+SEQ_REFS = ANSWERS + ["zebra quantum", "violet lantern", "ochre saxophone"]
+SEQ = dict(seed_key="test-model/test-set", max_new_tokens=12, progress=False, n_max=64, round_size=8)
+
+
+def test_sequential_samples_are_a_prefix_of_the_fixed_n_run(model, tok):
+    score = _rouge_scorer(SEQ_REFS)
+    full, never = sampling.sample_sequential(
+        model, tok, IDS, ALL_QUESTIONS, score, q=None, leak_threshold=0.5, **SEQ
+    )
+    assert never["n"].to_list() == [64] * len(IDS) and set(never["decision"]) == {"undecided"}
+    seq, dec = sampling.sample_sequential(
+        model, tok, IDS, ALL_QUESTIONS, score, q=0.3, leak_threshold=0.5, **SEQ
+    )
+    assert set(dec["decision"]) <= {"below", "above", "undecided"}
+    assert {"below", "above"} <= set(dec["decision"])
+    assert dec["n"].sum() < never["n"].sum()  # some prompt stopped early
+    assert (dec["n"] % 8 == 0).all()
+    joined = seq.join(full, on=["id", "sample"], how="left", suffix="_full")
+    assert joined.height == seq.height
+    assert joined["text"].to_list() == joined["text_full"].to_list()
+    assert joined["score"].to_list() == joined["score_full"].to_list()
+    # each decision is the anytime-valid bound on that prompt's samples, checked against q
+    for row in dec.iter_rows(named=True):
+        s = seq.filter((pl.col("id") == row["id"]) & ~pl.col("greedy")).sort("sample")
+        assert s.height == row["n"]
+        lo, up = bounds.binary_confidence_sequence((s["score"].to_numpy() >= 0.5) * 1.0, 0.01)
+        assert (lo[-1], up[-1]) == pytest.approx((row["lower"], row["upper"]))
+        expect = "below" if up[-1] < 0.3 else "above" if lo[-1] > 0.3 else "undecided"
+        assert row["decision"] == expect
+        if expect == "undecided":
+            assert row["n"] == 64
+        elif row["n"] > 8:  # it had not settled at the end of the previous round
+            prev = row["n"] - 9
+            assert not (up[prev] < 0.3 or lo[prev] > 0.3)
+
+
+def test_sequential_agrees_with_fixed_n_sampling_up_to_rounding(model, tok):
+    score = _rouge_scorer(ANSWERS)
+    seq, _ = sampling.sample_sequential(model, tok, IDS[:8], QUESTIONS, score, q=None, **SEQ)
+    fixed = sampling.sample_answers(model, tok, IDS[:8], QUESTIONS, n=64, **GEN)
+    joined = seq.join(fixed, on=["id", "sample"], suffix="_fixed")
+    assert joined.height == 8 * 65
+    assert (joined["text"] == joined["text_fixed"]).mean() > 0.9
+
+
+def test_sequential_validation(model, tok):
+    score = _rouge_scorer(ANSWERS)
+    with pytest.raises(ValueError, match="round_size must be >= 1 and divide n_max"):
+        sampling.sample_sequential(
+            model, tok, IDS[:2], QUESTIONS[:2], score, q=0.1, **{**SEQ, "round_size": 10}
+        )
+    with pytest.raises(ValueError, match=r"q must be in \(0, 1\)"):
+        sampling.sample_sequential(model, tok, IDS[:2], QUESTIONS[:2], score, q=1.5, **SEQ)

@@ -54,7 +54,17 @@ def add_parser(sub: Any) -> None:
         metavar="T",
         help="a leak is a score >= T, T in (0, 1]: adds M_bin of that decision (m_bin_ge_<T>)",
     )
+    p.add_argument(
+        "--leak-at-k",
+        default=None,
+        metavar="K[,K...]",
+        help="adds leak_at_<k> (P(one of k samples leaks), unbiased) and leak_at_<k>_upper; "
+        "needs 0/1 scores or --leak-threshold",
+    )
     p.add_argument("--out", type=Path, default=None, help="write the table (.parquet or .csv)")
+    p.add_argument(
+        "--set-out", type=Path, default=None, help="write the set-level bounds (.parquet or .csv)"
+    )
     p.set_defaults(func=run)
 
 
@@ -71,7 +81,17 @@ def run(args: argparse.Namespace) -> int:
             rho=args.rho,
             thresholds=_parse_thresholds(args.thresholds),
             leak_threshold=args.leak_threshold,
+            leak_at=_parse_ks(args.leak_at_k),
             out=args.out,
+        )
+        sets = set_level(
+            args.file,
+            prompt_col=args.prompt_col,
+            score_col=args.score_col,
+            alpha=args.alpha,
+            leak_threshold=args.leak_threshold,
+            table=table,
+            out=args.set_out,
         )
     except InputError as exc:
         print(f"probunlearn bounds: error: {exc}", file=sys.stderr)
@@ -82,9 +102,28 @@ def run(args: argparse.Namespace) -> int:
             "for M_bin of a leak, score >= T"
         )
     _print_table(table, args.prompt_col, args.alpha, args.leak_threshold)
+    print(f"set level ({table.height} prompts, alpha = {args.alpha}):")
+    with pl.Config(tbl_rows=20, float_precision=4, tbl_hide_dataframe_shape=True):
+        print(sets)
     if args.out is not None:
         print(f"wrote {args.out} ({table.height} prompts)")
+    if args.set_out is not None:
+        print(f"wrote {args.set_out}")
     return 0
+
+
+def _parse_ks(text: str | None) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        ks = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise InputError(
+            f"--leak-at-k must be integers separated by commas, got {text!r}"
+        ) from None
+    if not ks or min(ks) < 1:
+        raise InputError(f"--leak-at-k values must be >= 1, got {text!r}")
+    return ks
 
 
 def _parse_thresholds(text: str | None) -> np.ndarray | None:
@@ -141,12 +180,16 @@ def compute(
     rho: float = 2.0,
     thresholds: np.ndarray | None = None,
     leak_threshold: float | None = None,
+    leak_at: list[int] | None = None,
     out: Path | None = None,
 ) -> pl.DataFrame:
     """Per-prompt metrics table of a score file (one row per prompt, in order of appearance).
 
     ``m_bin`` is a column where every score of the file is 0 or 1; ``leak_threshold`` T adds
-    ``m_bin_ge_<T>``, M_bin of the decision score >= T."""
+    ``m_bin_ge_<T>``, M_bin of the decision score >= T. ``m_mu_simultaneous`` (and, where there
+    is a leak decision, ``m_bin_simultaneous``) hold for all prompts of the file at once
+    (:func:`bounds.simultaneous_upper_bounds`); ``leak_at`` adds ``leak_at_<k>`` and
+    ``leak_at_<k>_upper`` (:func:`bounds.leak_at_k`) of the leak decision."""
     path = Path(path)
     try:  # parameters first: fail before reading a large file
         bounds.summarize(
@@ -214,7 +257,94 @@ def compute(
         )
         parts.append(block.select(_ROW, prompt_col).hstack(table))
     result = pl.concat(parts).sort(_ROW).drop(_ROW)
+    rows = [np.asarray(v, dtype=np.float64) for v in groups.sort(_ROW)[score_col].to_list()]
+    leaks = _leak_rows(rows, binary, leak_threshold)
+    extra = {"m_mu_simultaneous": bounds.simultaneous_upper_bounds(rows, alpha, metric="m_mu")}
+    if leaks is not None:
+        extra["m_bin_simultaneous"] = bounds.simultaneous_upper_bounds(leaks, alpha)
+    if leak_at:
+        if leaks is None:
+            raise InputError(
+                f"--leak-at-k needs a leak decision: {score_col!r} is not 0/1; pass --leak-threshold T"
+            )
+        for k in leak_at:
+            short = [i for i, r in enumerate(leaks) if r.size < k]
+            if short:
+                raise InputError(
+                    f"{path}: --leak-at-k {k} needs >= {k} samples per prompt; prompt "
+                    f"{result[prompt_col][short[0]]!r} has {leaks[short[0]].size}"
+                )
+            pairs = [bounds.leak_at_k(r, k, alpha) for r in leaks]
+            extra[f"leak_at_{k}"] = np.array([e for e, _ in pairs])
+            extra[f"leak_at_{k}_upper"] = np.array([u for _, u in pairs])
+    result = result.with_columns(pl.Series(name, v) for name, v in extra.items())
     if out is not None:
+        _write(result, Path(out))
+    return result
+
+
+def _leak_rows(
+    rows: list[np.ndarray], binary: bool, leak_threshold: float | None
+) -> list[np.ndarray] | None:
+    """The leak decisions per prompt: the scores if binary, score >= T with a threshold, else None."""
+    if leak_threshold is not None:
+        return [(r >= leak_threshold).astype(np.float64) for r in rows]
+    return rows if binary else None
+
+
+def set_level(
+    path: Path,
+    *,
+    prompt_col: str,
+    score_col: str,
+    alpha: float,
+    leak_threshold: float | None,
+    table: pl.DataFrame,
+    out: Path | None = None,
+) -> pl.DataFrame:
+    """Set-level bounds of a score file, each beside what the per-prompt bounds give.
+
+    Rows: ``mean`` (E[X] averaged over prompts), with a leak decision also ``p_leak`` (the average
+    leak probability) and ``worst_prompt_p_leak`` (the largest leak probability of any prompt).
+    Columns: ``estimate``; ``from_per_prompt_bounds``, the average (for the worst prompt: the
+    largest) of the per-prompt bounds at level alpha each, which is not itself a 1 - alpha bound
+    on the set; ``set_level_bound``, which is (:func:`bounds.set_level_upper_bound`; for the worst
+    prompt the largest simultaneous M_bin)."""
+    df = _read(Path(path))
+    groups = df.group_by(prompt_col, maintain_order=True).agg(pl.col(score_col).cast(pl.Float64))
+    rows = [np.asarray(v, dtype=np.float64) for v in groups[score_col].to_list()]
+    binary = "m_bin" in table.columns
+    leaks = _leak_rows(rows, binary, leak_threshold)
+    out_rows = [
+        {
+            "quantity": "mean",
+            "estimate": float(np.mean([r.mean() for r in rows])),
+            "from_per_prompt_bounds": float(table["m_mu"].mean()),
+            "set_level_bound": bounds.set_level_upper_bound(rows, alpha, binary=False),
+        }
+    ]
+    if leaks is not None:
+        key = "m_bin" if leak_threshold is None else bounds.leak_key(leak_threshold)
+        out_rows.append(
+            {
+                "quantity": "p_leak",
+                "estimate": float(np.mean([r.mean() for r in leaks])),
+                "from_per_prompt_bounds": float(table[key].mean()),
+                "set_level_bound": bounds.set_level_upper_bound(leaks, alpha, binary=True),
+            }
+        )
+        out_rows.append(
+            {
+                "quantity": "worst_prompt_p_leak",
+                "estimate": float(max(r.mean() for r in leaks)),
+                "from_per_prompt_bounds": float(table[key].max()),
+                "set_level_bound": float(table["m_bin_simultaneous"].max()),
+            }
+        )
+    result = pl.DataFrame(out_rows)
+    if out is not None:
+        if Path(out).suffix.lower() not in _WRITERS:
+            raise InputError(f"--set-out {out}: unsupported file type (use .parquet or .csv)")
         _write(result, Path(out))
     return result
 

@@ -36,7 +36,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +54,7 @@ __all__ = [
     "run_sampling_shard",
     "sample_answers",
     "sample_keys",
+    "sample_sequential",
     "teacher_forced_logprobs",
     "uniform",
 ]
@@ -735,3 +736,161 @@ def run_logprobs(
     rows = pl.read_parquet(evalset_path)
     df = teacher_forced_logprobs(model, tokenizer, rows, template=template, batch_size=batch_size)
     _write_parquet_atomic(df, out_path)
+
+
+# --------------------------------------------------------------------------------------------------------
+# sequential sampling
+
+
+def sample_sequential(
+    model,
+    tokenizer,
+    ids: Sequence[str],
+    questions: Sequence[str],
+    score: Callable[[list[str], list[int]], np.ndarray],
+    *,
+    q: float | None,
+    alpha: float = 0.01,
+    leak_threshold: float | None = None,
+    round_size: int = 32,
+    n_max: int = 1024,
+    top_p: float = 0.9,
+    temperature: float = 1.0,
+    max_new_tokens: int = 64,
+    template: str = qa.DEFAULT_TEMPLATE,
+    seed_key: str,
+    base_seed: int = 0,
+    batch_size: int = 256,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Sample each prompt in rounds until an anytime-valid bound settles it against ``q``.
+
+    ``score(texts, prompt_indices)`` scores sampled answers in [0, 1] (cheap scorers: ROUGE-L,
+    keywords, refusal). With ``leak_threshold`` T the decision is on P(leak), leak = score >= T,
+    bounded by :func:`bounds.binary_confidence_sequence`; without, on E[score], bounded by
+    :func:`bounds.mean_confidence_sequence`. After each round a prompt stops "below" when its upper
+    bound is < q, "above" when its lower bound is > q; at ``n_max`` it is "undecided". ``q=None``
+    never stops: every prompt gets ``n_max`` samples in the same rounds, and a stopped prompt's
+    samples are exactly a prefix of those (its forward passes are the same: round 0 is the greedy row
+    and samples 0..round_size-1, round r samples r*round_size.., one prompt per pass, see the module
+    docstring). Against :func:`sample_answers` with ``n = n_max`` the passes have other shapes, so
+    samples agree up to float rounding (rarely a flipped token).
+
+    Returns (samples, decisions): samples as :func:`sample_answers` plus ``score`` (the greedy row
+    included); decisions one row per prompt: ``id``, ``n`` (samples used), ``estimate`` (leak rate or
+    mean score), ``lower``, ``upper`` (the anytime-valid bounds at stopping), ``decision``.
+    """
+    from probunlearn import bounds
+
+    ids, questions = [str(i) for i in ids], list(questions)
+    _check_settings(n_max, top_p, temperature, max_new_tokens, batch_size)
+    if round_size < 1 or n_max % round_size:
+        raise ValueError(
+            f"round_size must be >= 1 and divide n_max; got round_size={round_size}, n_max={n_max}"
+        )
+    if q is not None and not 0.0 < q < 1.0:
+        raise ValueError(f"q must be in (0, 1) or None, got {q!r}")
+    if temperature <= 0:
+        raise ValueError("sequential sampling needs temperature > 0")
+    if len(set(ids)) != len(ids) or len(ids) != len(questions) or not ids:
+        raise ValueError("ids must be unique, non-empty and match the questions")
+    prompts = [qa.prompt_ids(tokenizer, qq, template) for qq in questions]
+    dev = _model_device(model) if device is None else models.resolve_device(str(device))
+    if _model_device(model) != dev:
+        model.to(dev)
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
+    binary = leak_threshold is not None
+    cs = bounds.binary_confidence_sequence if binary else bounds.mean_confidence_sequence
+    P = len(ids)
+    rows_out: dict[tuple[int, int], tuple[list[int], bool]] = {}
+    gconf = np.zeros(P)
+    values: list[list[float]] = [[] for _ in range(P)]
+    score_of: dict[tuple[int, int], float] = {}
+    state = {p: ("undecided", math.nan, math.nan) for p in range(P)}
+    active = list(range(P))
+    with tqdm(total=P * (n_max + 1), disable=not progress, desc="sampling", unit="sample") as bar:
+        engine = _Engine(
+            model,
+            prompts,
+            eos=eos,
+            pad=pad,
+            temperature=float(temperature),
+            top_p=float(top_p),
+            max_new_tokens=int(max_new_tokens),
+            batch_size=int(batch_size),
+            pack=False,
+            device=dev,
+            bar=bar,
+        )
+        with torch.inference_mode():
+            for r in range(n_max // round_size):
+                lo_s = r * round_size
+                rows = [
+                    (p, s)
+                    for p in active
+                    for s in ([-1] if r == 0 else []) + list(range(lo_s, lo_s + round_size))
+                ]
+                keys = sample_keys(
+                    seed_key, base_seed, [ids[p] for p, _ in rows], [s for _, s in rows]
+                )
+                toks, stopped, conf, _ = engine.run(rows, keys, keep=active)
+                for i, (p, s) in enumerate(rows):
+                    rows_out[(p, s)] = (toks[i], stopped[i])
+                    if s < 0:
+                        gconf[p] = conf[i]
+                sampled = [(i, p) for i, (p, s) in enumerate(rows) if s >= 0]
+                texts = tokenizer.batch_decode(
+                    [toks[i] for i, _ in sampled], skip_special_tokens=True
+                )
+                sc = np.asarray(score([t.strip() for t in texts], [p for _, p in sampled]), float)
+                for (i, p), v in zip(sampled, sc, strict=True):
+                    score_of[rows[i]] = float(v)
+                    values[p].append(float(v >= leak_threshold) if binary else float(v))
+                still = []
+                for p in active:
+                    lower, upper = cs(np.array(values[p]), alpha)
+                    state[p] = ("undecided", float(lower[-1]), float(upper[-1]))
+                    if q is not None and upper[-1] < q:
+                        state[p] = ("below", *state[p][1:])
+                    elif q is not None and lower[-1] > q:
+                        state[p] = ("above", *state[p][1:])
+                    else:
+                        still.append(p)
+                bar.total -= (n_max - lo_s - round_size) * (len(active) - len(still))
+                bar.refresh()
+                active = still
+                if not active:
+                    break
+    order = sorted(rows_out, key=lambda r: (r[0], r[1]))
+    seqs = [rows_out[r][0] for r in order]
+    texts = [t.strip() for t in tokenizer.batch_decode(seqs, skip_special_tokens=True)]
+    greedy_at = [i for i, r in enumerate(order) if r[1] < 0]
+    greedy_scores = score([texts[i] for i in greedy_at], [order[i][0] for i in greedy_at])
+    score_of.update({order[i]: float(v) for i, v in zip(greedy_at, greedy_scores, strict=True)})
+    scores = [score_of[r] for r in order]
+    samples = pl.DataFrame(
+        {
+            "id": [ids[p] for p, _ in order],
+            "sample": [s for _, s in order],
+            "greedy": [s < 0 for _, s in order],
+            "text": texts,
+            "n_tokens": [len(s) for s in seqs],
+            "stopped_eos": [rows_out[r][1] for r in order],
+            "temperature": [0.0 if s < 0 else float(temperature) for _, s in order],
+            "greedy_confidence": [float(gconf[p]) for p, _ in order],
+            "score": scores,
+        }
+    )
+    decisions = pl.DataFrame(
+        {
+            "id": ids,
+            "n": [len(values[p]) for p in range(P)],
+            "estimate": [float(np.mean(values[p])) for p in range(P)],
+            "lower": [state[p][1] for p in range(P)],
+            "upper": [state[p][2] for p in range(P)],
+            "decision": [state[p][0] for p in range(P)],
+        }
+    )
+    return samples, decisions
