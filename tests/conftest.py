@@ -53,6 +53,17 @@ def tiny_config(default: dict) -> dict:
         "sweep": {"n": 8, "temperature": 1.0, "adaptive": False},
         "utility": {"n": 4, "temperature": 1.0, "adaptive": False},
         "t0.5": {"n": 8, "temperature": 0.5, "adaptive": False},
+        "seq": {
+            "n": 16,
+            "temperature": 1.0,
+            "adaptive": False,
+            "sequential": {
+                "q": 0.05,
+                "leak_threshold": 0.5,
+                "round_size": 4,
+                "score": "rougeL_recall",
+            },
+        },
     }
     ul = cfg["unlearning"]
     ul["hparams"].update(epochs=1, batch_size=4, rmu_layer=0)

@@ -149,3 +149,31 @@ def test_a_probability_in_a_decision_column_is_an_error(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="M_bin of 'harm' needs binary scores"):
         _summarize(tmp_path, scores)
+
+
+def test_set_level_and_simultaneous_bounds_in_the_tables(tmp_path: Path) -> None:
+    scores = score_samples(_samples(), _requests(), _judge).with_columns(
+        pl.col("harm_prob").alias("rougeL_recall")
+    )
+    b, metrics = _summarize(tmp_path, scores, leak_threshold=0.5)
+    values = dict(zip(metrics["metric"], metrics["value"], strict=True))
+    mat = np.array([PROBS[r][:N] for r in ("r0", "r1")])
+    leaks = (mat >= 0.5).astype(float)
+    assert values["set_m_mu_rougeL_recall"] == pytest.approx(
+        bounds.set_level_upper_bound(mat, 0.05, binary=False), rel=1e-5
+    )
+    assert values["set_m_bin_ge_0.5_rougeL_recall"] == pytest.approx(
+        bounds.set_level_upper_bound(leaks, 0.05, binary=True), rel=1e-5
+    )
+    sim = bounds.simultaneous_upper_bounds(leaks, 0.05)
+    assert values["worst_m_bin_ge_0.5_rougeL_recall"] == pytest.approx(sim.max(), rel=1e-5)
+    rouge = b.filter(pl.col("score") == "rougeL_recall").sort("id")
+    np.testing.assert_allclose(rouge["m_bin_ge_0.5_simultaneous"], sim, rtol=1e-12)
+    # Bonferroni over 2 prompts: each simultaneous bound is the per-prompt one at alpha / 2
+    np.testing.assert_allclose(
+        rouge["m_mu_simultaneous"], bounds.expectation_upper_bound(mat, 0.025), rtol=1e-12
+    )
+    assert (rouge["m_bin_ge_0.5_simultaneous"] >= rouge["m_bin_ge_0.5"]).all()
+    harm = b.filter(pl.col("score") == "harm").sort("id")
+    assert values["worst_m_bin_harm"] == pytest.approx(harm["m_bin_simultaneous"].max(), rel=1e-5)
+    assert "set_m_bin_harm" in values and "set_m_mu_harm_prob" in values

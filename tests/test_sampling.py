@@ -625,7 +625,9 @@ def _rouge_scorer(refs):
 
 # the extra questions' references are words the model never saw: their samples do not leak
 SEQ_REFS = ANSWERS + ["zebra quantum", "violet lantern", "ochre saxophone"]
-SEQ = dict(seed_key="test-model/test-set", max_new_tokens=12, progress=False, n_max=64, round_size=8)
+SEQ = dict(
+    seed_key="test-model/test-set", max_new_tokens=12, progress=False, n_max=64, round_size=8
+)
 
 
 def test_sequential_samples_are_a_prefix_of_the_fixed_n_run(model, tok):

@@ -126,6 +126,7 @@ def test_figures_and_tables_written(tiny_run):
         "fig5b",
         "fig5c",
         "fig6",
+        "sequential",
     ):
         assert (out / "figures" / f"{name}.png").stat().st_size > 5000, name
         assert (out / "figures" / f"{name}.pdf").exists(), name
@@ -204,6 +205,42 @@ def test_changed_hyperparameter_reruns_exactly_its_models(tiny_run):
         proc = snakemake(work, "-n")
         shard0 = "samples/npo_eo-forget10-f1-r0/world_facts/utility/shard-0.parquet"
         assert shard0 in proc.stdout, proc.stdout[-3000:]
+    finally:
+        write_config(work, cfg)
+
+
+def test_sequential_setting_stops_prompts_and_reruns_alone(tiny_run):
+    work, cfg = tiny_run
+    out = work / "results/tiny"
+    seq = pl.read_csv(out / "tables/sequential.csv")
+    assert seq["model"].to_list() == ["target", "NPO", "NPO+EO"]
+    n_max = cfg["sampling"]["settings"]["seq"]["n"]
+    assert (seq["samples_fixed_n"] == seq["prompts"] * n_max).all()
+    assert (seq["samples_used"] <= seq["samples_fixed_n"]).all()
+    assert (seq["below"] + seq["above"] + seq["undecided"] == seq["prompts"]).all()
+    b = pl.read_parquet(out / "bounds/target/forget10/seq.parquet")
+    assert (b["n"] % 4 == 0).all() and (b["n"] <= n_max).all()
+    assert (b.filter(pl.col("decision") == "undecided")["n"] == n_max).all()
+    prompts = pl.read_parquet(out / "data/forget10.parquet").height
+    shards = -(-prompts // cfg["sampling"]["chunk_size"])
+    changed = yaml.safe_load(yaml.safe_dump(cfg))
+    changed["sampling"]["settings"]["seq"]["sequential"]["q"] = 0.2
+    write_config(work, changed)
+    try:
+        proc = snakemake(work, "-n", "--quiet", "rules")
+        jobs = job_counts(proc.stdout + proc.stderr)
+        assert proc.returncode == 0, proc.stderr
+        # the decision threshold is a setting of the sampling job: its shards, scores and figure
+        assert jobs.get("sample_shard") == 3 * shards, jobs
+        assert jobs.get("score") == 3 and jobs.get("fig_sequential") == 1, jobs
+        assert set(jobs) - {"all", "total"} <= {
+            "run_config",
+            "sample_shard",
+            "score",
+            "fig_sequential",
+            "metrics_table",
+            "claims",
+        }, jobs
     finally:
         write_config(work, cfg)
 

@@ -55,6 +55,24 @@ if _NEEDS_TOFU and "tofu" not in EXPERIMENTS:
     raise ValueError(
         f"config experiments: {_NEEDS_TOFU} use TOFU's metrics: add 'tofu' to experiments"
     )
+if "sequential" in EXPERIMENTS and "sequential" not in config["sampling"][
+    "settings"
+].get("seq", {}):
+    raise ValueError(
+        "config experiments: 'sequential' samples with the setting sampling.settings.seq, which "
+        "must exist and have a 'sequential' block (q, leak_threshold, round_size, score)"
+    )
+for _name, _setting in config["sampling"]["settings"].items():
+    _seq = _setting.get("sequential")
+    if _seq and (_setting["n"] % _seq["round_size"] or _setting["adaptive"]):
+        raise ValueError(
+            f"config sampling.settings.{_name}: a sequential setting needs adaptive: false and "
+            f"round_size ({_seq['round_size']}) dividing n ({_setting['n']})"
+        )
+    if _seq and _setting["temperature"] <= 0:
+        raise ValueError(
+            f"config sampling.settings.{_name}: sequential needs temperature > 0"
+        )
 BENCH = config["benchmarks"]
 HUB_MODELS = config["models"]
 WORLD_SETS = [
@@ -384,10 +402,34 @@ def sampled_runs():
         runs.add((m, split, "sweep"))
     if "saga" in EXPERIMENTS:
         runs.add((SAGA_MODEL, "saga", "main"))
+    runs |= {(m, T1["split"], "seq") for m in sequential_models().values()}
     if "alignment" in EXPERIMENTS:
         al = config["alignment"]
         runs |= {(m, e, "main") for m in al["models"] for e in al["sets"]}
     return sorted(runs)
+
+
+def sequential_models():
+    """Label -> model sampled sequentially (experiment `sequential`): the target, NPO, NPO+EO."""
+    if "sequential" not in EXPERIMENTS:
+        return {}
+    t1 = table1_models()
+    out = {"target": "target"}
+    out |= {LABELS[m]: t1[m] for m in ("npo", "npo_eo") if m in t1}
+    return out
+
+
+def sequential_params(setting):
+    """The sequential block of a sampling setting with the bounds' alpha, or None."""
+    seq = sampling_setting(setting).get("sequential")
+    return None if seq is None else {**seq, "alpha": config["bounds"]["alpha"]}
+
+
+def with_sequential(setting):
+    """``{"sequential": ...}`` for a sequential setting's sampling params, else nothing (so the
+    params of the other settings stay as they were)."""
+    seq = sequential_params(setting)
+    return {} if seq is None else {"sequential": canon(seq)}
 
 
 def sweep_setting(model, split):
@@ -673,6 +715,8 @@ def figure_targets():
         names.append("fig6")
     if "dcue" in EXPERIMENTS:
         tables.append(f"{TAB}/dcue_vs_fq.csv")
+    if "sequential" in EXPERIMENTS:
+        names.append("sequential")
     return figure_outputs(*names) + tables
 
 

@@ -142,3 +142,25 @@ rule fig6:
         alpha=config["bounds"]["alpha"],
     script:
         "../scripts/fig6.py"
+
+
+rule fig_sequential:
+    input:
+        unpack(
+            lambda wc: {
+                label: f"{OUT}/bounds/{m}/{T1['split']}/seq.parquet"
+                for label, m in sequential_models().items()
+            }
+        ),
+    output:
+        figure_outputs("sequential"),
+        table=f"{TAB}/sequential.csv",
+    log:
+        f"{OUT}/logs/figures/sequential.log",
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        sequential=lambda wc: sequential_params("seq"),
+        n_max=lambda wc: sampling_setting("seq")["n"],
+    script:
+        "../scripts/fig_sequential.py"

@@ -22,7 +22,8 @@ rule sample_shard:
         # one dict: Snakemake compares a rule's params as a set of values, so two scalar
         # params that swap or share a value (chunk_size 4 -> 1 beside threads 1) would look unchanged
         sampling=lambda wc: canon(
-            {
+            with_sequential(wc.setting)
+            | {
                 "n": sampling_setting(wc.setting)["n"],
                 "temperature": sampling_setting(wc.setting)["temperature"],
                 "adaptive_threshold": (
@@ -63,6 +64,7 @@ rule score:
         gpu=lambda wc: int(harm_judge(wc.evalset) is not None),
     params:
         recipe=lambda wc: model_recipe(wc.model),
+        sequential=lambda wc: sequential_params(wc.setting),
         bounds=canon(config["bounds"]),
         judge=lambda wc: harm_judge(wc.evalset),
         harm_threshold=lambda wc: harm_threshold(wc.evalset),

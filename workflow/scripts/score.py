@@ -20,5 +20,6 @@ with log_to(sm.log[0]):
         judge=sm.params.judge,
         judge_model=sm.input.get("judge"),
         harm_threshold=sm.params.harm_threshold,
+        sequential=sm.params.sequential,
         **sm.params.bounds,
     )

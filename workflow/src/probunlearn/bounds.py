@@ -642,6 +642,11 @@ def simultaneous_upper_bounds(x: Any, alpha: float = 0.01, metric: str = "m_bin"
     a = _check_alpha(alpha)
     rows = _prompt_rows(x, binary=metric == "m_bin")
     a_each = a / len(rows)
+    if len({r.size for r in rows}) == 1:  # equal n: one vectorised call
+        mat = np.stack(rows)
+        if metric == "m_bin":
+            return _clopper_pearson_upper(mat.sum(axis=1), mat.shape[1], a_each)
+        return np.asarray(expectation_upper_bound(mat, a_each))
     if metric == "m_bin":
         return np.array(
             [_clopper_pearson_upper(np.array([r.sum()]), r.size, a_each)[0] for r in rows]

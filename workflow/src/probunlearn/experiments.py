@@ -417,3 +417,29 @@ def make_dcue_vs_fq(
         )
         ax.legend(loc="best", fontsize=9)
     plots.save_figure(fig, out_stem)
+
+
+def make_fig_sequential(
+    bounds_paths: Mapping[str, str],
+    out_stem: str,
+    table_stem: str,
+    *,
+    n_max: int,
+    q: float,
+    leak_threshold: float,
+    alpha: float,
+) -> None:
+    """Sequential sampling figure: per model (label -> the setting's per-prompt decisions table)."""
+    frames = [
+        pl.read_parquet(path).select(pl.lit(label).alias("model"), "id", "n", "decision")
+        for label, path in bounds_paths.items()
+    ]
+    plots.fig_sequential(
+        pl.concat(frames),
+        out_stem,
+        table_stem,
+        n_max=n_max,
+        q=q,
+        leak_threshold=leak_threshold,
+        alpha=alpha,
+    )

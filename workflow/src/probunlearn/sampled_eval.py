@@ -82,6 +82,30 @@ def score_matrix(scores: pl.DataFrame, column: str) -> tuple[list[str], np.ndarr
     return ids, mat, greedy[column].to_numpy()
 
 
+def _set_level(mat: np.ndarray, alpha: float, decision: bool, leak_threshold: float | None) -> dict:
+    """Set-level bounds of one score column (prompts x samples), and per-prompt simultaneous ones.
+
+    Metrics: ``set_m_mu`` (average of E[X] over the prompts, :func:`bounds.set_level_upper_bound`)
+    and, with a leak decision (a decision column, or a leak threshold T), ``set_<m_bin>`` (the
+    average leak probability) and ``worst_<m_bin>`` (the largest simultaneous M_bin: no prompt leaks
+    with a higher probability), ``<m_bin>`` being ``m_bin`` or ``m_bin_ge_<T>``. ``columns``: the
+    per-prompt ``m_mu_simultaneous`` and ``<m_bin>_simultaneous``."""
+    out = {"set_m_mu": bounds.set_level_upper_bound(mat, alpha, binary=False)}
+    cols = {"m_mu_simultaneous": bounds.simultaneous_upper_bounds(mat, alpha, metric="m_mu")}
+    leaks, key = None, None
+    if decision:
+        leaks, key = mat, "m_bin"
+    elif leak_threshold is not None:
+        leaks, key = (mat >= leak_threshold).astype(np.float64), bounds.leak_key(leak_threshold)
+    if leaks is not None:
+        sim = bounds.simultaneous_upper_bounds(leaks, alpha)
+        out[f"set_{key}"] = bounds.set_level_upper_bound(leaks, alpha, binary=True)
+        out[f"worst_{key}"] = float(sim.max())
+        cols[f"{key}_simultaneous"] = sim
+    out["columns"] = cols
+    return out
+
+
 def summarize_scores(
     scores: pl.DataFrame,
     out_scores: str,
@@ -100,7 +124,9 @@ def summarize_scores(
 ) -> None:
     """Write the joined scores, bound every prompt, write the averaged metric rows.
 
-    M_bin (``m_bin_<column>``) comes from the decision columns (BINARY) only; a ``leak_threshold``
+    Beside the averages of per-prompt bounds, the rows hold set-level bounds (``set_m_mu_<column>``,
+    ``set_m_bin_<column>``, ``worst_m_bin_<column>``, see :func:`_set_level`), and the per-prompt
+    table the bounds that hold for all prompts at once (``m_mu_simultaneous``, ...). M_bin (``m_bin_<column>``) comes from the decision columns (BINARY) only; a ``leak_threshold``
     T adds ``m_bin_ge_<T>`` for the other columns (metric ``m_bin_ge_<T>_<column>``)."""
     write_parquet_atomic(scores, out_scores)
     base = {
@@ -124,10 +150,13 @@ def summarize_scores(
             m_bin=decision,
             name=col,
         )
+        sets = _set_level(mat, alpha, decision, leak_threshold)
         tables.append(
-            summary.with_columns(pl.Series("id", ids), pl.lit(col).alias("score")).select(
-                "id", "score", pl.exclude("id", "score")
-            )
+            summary.with_columns(
+                pl.Series("id", ids),
+                pl.lit(col).alias("score"),
+                *(pl.Series(k, v) for k, v in sets.pop("columns").items()),
+            ).select("id", "score", pl.exclude("id", "score"))
         )
         means = {
             "greedy": float(greedy.mean()),
@@ -142,6 +171,7 @@ def summarize_scores(
         leak = None if decision or leak_threshold is None else bounds.leak_key(leak_threshold)
         if leak is not None:
             means[leak] = float(summary[leak].mean())
+        means.update(sets)
         names = {
             "rougeL_recall": {
                 "greedy": "greedy_rougeL_recall",
@@ -169,6 +199,7 @@ def summarize_scores(
         }[col]
         if leak is not None:
             names[leak] = f"{leak}_{col}"
+        names.update({key: f"{key}_{col}" for key in sets})
         rows += [{**base, "metric": name, "value": means[key]} for key, name in names.items()]
     write_parquet_atomic(pl.concat(tables, how="diagonal_relaxed"), out_bounds)
     write_metrics(rows, out_metrics)
@@ -194,6 +225,7 @@ def run_score(
     :func:`summarize_scores` (model, method, split, evalset, setting, alpha, bins, rho,
     leak_threshold).
     """
+    sequential = summary.pop("sequential", None)
     rows = pl.read_parquet(evalset_path)
     harm_judge = None
     if judge is not None and judge["harm"] == "harmbench":
@@ -207,4 +239,80 @@ def run_score(
         for p in sample_paths
     ]
     scores = pl.concat(scored).sort("id", "sample")
-    summarize_scores(scores, out_scores, out_bounds, out_metrics, **summary)
+    if sequential is not None:
+        summarize_sequential(scores, out_scores, out_bounds, out_metrics, sequential, **summary)
+    else:
+        summarize_scores(scores, out_scores, out_bounds, out_metrics, **summary)
+
+
+def summarize_sequential(
+    scores: pl.DataFrame,
+    out_scores: str,
+    out_bounds: str,
+    out_metrics: str,
+    sequential: dict,
+    *,
+    model: str,
+    method: str,
+    split: str,
+    evalset: str,
+    setting: str,
+    alpha: float,
+    **_: object,
+) -> None:
+    """Per-prompt decisions and anytime-valid bounds of a sequential setting (prompts' n differ).
+
+    ``sequential``: ``q``, ``leak_threshold``, ``round_size``, ``score`` (the column decided on) and
+    ``alpha`` (the sampler's). Per prompt (``out_bounds``): ``n`` (samples used), ``mean`` (of the
+    score), ``leak_rate``, ``greedy``, ``lower`` / ``upper`` (:func:`bounds.binary_confidence_sequence`
+    on the leaks, at the last sample), ``decision`` (below / above / undecided against q, as the
+    sampler stopped). Metric rows: ``seq_samples`` (mean samples per prompt), ``seq_below``,
+    ``seq_above``, ``seq_undecided`` (shares of prompts), ``seq_set_m_bin`` (the anytime-valid
+    set-level bound on the average leak probability, :func:`bounds.anytime_set_level_upper_bound`),
+    and the greedy and sampled mean of the score."""
+    write_parquet_atomic(scores, out_scores)
+    col, t, q = sequential["score"], sequential["leak_threshold"], sequential["q"]
+    a = sequential["alpha"]
+    greedy = scores.filter(pl.col("greedy")).sort("id")
+    sampled = scores.filter(~pl.col("greedy")).sort("id", "sample")
+    per_prompt, leaks = [], []
+    for (pid,), g in sampled.group_by("id", maintain_order=True):
+        x = g[col].to_numpy().astype(np.float64)
+        leak = (x >= t).astype(np.float64)
+        lo, up = bounds.binary_confidence_sequence(leak, a)
+        decision = "below" if up[-1] < q else "above" if lo[-1] > q else "undecided"
+        leaks.append(leak)
+        per_prompt.append(
+            {
+                "id": pid,
+                "score": col,
+                "n": x.size,
+                "mean": float(x.mean()),
+                "leak_rate": float(leak.mean()),
+                "lower": float(lo[-1]),
+                "upper": float(up[-1]),
+                "decision": decision,
+            }
+        )
+    table = pl.DataFrame(per_prompt).join(
+        greedy.select("id", pl.col(col).alias("greedy")), on="id", how="left"
+    )
+    write_parquet_atomic(table, out_bounds)
+    base = {
+        "model": model,
+        "method": method,
+        "split": split,
+        "evalset": evalset,
+        "setting": setting,
+    }
+    dec = table["decision"]
+    values = {
+        "seq_samples": float(table["n"].mean()),
+        "seq_below": float((dec == "below").mean()),
+        "seq_above": float((dec == "above").mean()),
+        "seq_undecided": float((dec == "undecided").mean()),
+        "seq_set_m_bin": bounds.anytime_set_level_upper_bound(leaks, a, binary=True),
+        f"greedy_{col}": float(table["greedy"].mean()),
+        f"sampled_mean_{col}": float(table["mean"].mean()),
+    }
+    write_metrics([{**base, "metric": k, "value": v} for k, v in values.items()], out_metrics)

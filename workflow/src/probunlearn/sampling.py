@@ -710,14 +710,61 @@ def run_sampling_shard(
         )
     rows = pl.read_parquet(evalset_path).slice(shard * chunk_size, chunk_size)
     model, tokenizer = _load(model_path, revision, dtype, threads, sampling_kwargs.get("device"))
-    df = sample_answers(
+    sequential = sampling_kwargs.pop("sequential", None)
+    ids = rows["id"].cast(pl.String).to_list()
+    if sequential is None:
+        df = sample_answers(model, tokenizer, ids, rows["question"].to_list(), **sampling_kwargs)
+    else:
+        df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, sampling_kwargs)
+    _write_parquet_atomic(df, out_path)
+
+
+def _sample_shard_sequential(model, tokenizer, rows, ids, sequential: dict, kw: dict):
+    """A sequential setting's shard: :func:`sample_sequential` scored by ROUGE-L recall or keywords."""
+    from probunlearn import scoring
+
+    if kw.get("adaptive_threshold") is not None:
+        raise ValueError("a sequential sampling setting cannot use adaptive temperature")
+    name = sequential["score"]
+    if name == "rougeL_recall":
+        refs = rows["answer"].to_list()
+
+        def score(texts, idx):
+            return np.asarray(scoring.rouge_l(texts, [refs[i] for i in idx]))
+    elif name == "keyword_leak":
+        kws = rows["keywords"].to_list()
+
+        def score(texts, idx):
+            return np.asarray(scoring.keyword_leak(texts, [kws[i] for i in idx]), dtype=float)
+    else:
+        raise ValueError(f"sequential score must be rougeL_recall or keyword_leak, got {name!r}")
+    samples, _ = sample_sequential(
         model,
         tokenizer,
-        rows["id"].cast(pl.String).to_list(),
+        ids,
         rows["question"].to_list(),
-        **sampling_kwargs,
+        score,
+        q=sequential["q"],
+        alpha=sequential["alpha"],
+        leak_threshold=sequential["leak_threshold"],
+        round_size=sequential["round_size"],
+        n_max=kw["n"],
+        **{k: kw[k] for k in SEQUENTIAL_PASSED if k in kw},
     )
-    _write_parquet_atomic(df, out_path)
+    return samples.drop("score")
+
+
+SEQUENTIAL_PASSED = (
+    "top_p",
+    "temperature",
+    "max_new_tokens",
+    "template",
+    "seed_key",
+    "base_seed",
+    "batch_size",
+    "device",
+    "progress",
+)
 
 
 def run_logprobs(

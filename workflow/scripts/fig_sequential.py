@@ -1,0 +1,17 @@
+"""Rule fig_sequential: samples used per prompt and decisions of the sequential setting."""
+
+from probunlearn.experiments import make_fig_sequential
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+seq = sm.params.sequential
+with log_to(sm.log[0]):
+    make_fig_sequential(
+        dict(sm.input.items()),
+        sm.output[0][: -len(".png")],
+        sm.output.table[: -len(".csv")],
+        n_max=sm.params.n_max,
+        q=seq["q"],
+        leak_threshold=seq["leak_threshold"],
+        alpha=seq["alpha"],
+    )
