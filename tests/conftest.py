@@ -26,6 +26,7 @@ def tiny_config(default: dict) -> dict:
     """A config whose whole DAG runs in a minute or two on 2 cores."""
     cfg = copy.deepcopy(default)
     cfg["run"] = "tiny"
+    cfg["experiments"] = [*cfg["experiments"], "sequential"]  # beyond the paper, opt-in
     cfg["world"].update(
         n_authors=10,
         n_holdout_authors=2,

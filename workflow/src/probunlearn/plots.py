@@ -1243,13 +1243,20 @@ def fig_sequential(
         ax1.set_title("Samples used per prompt")
         left = np.zeros(len(models))
         shades = {"below": "#4c9a2a", "above": "#c0392b", "undecided": "#999999"}
+        names = {
+            "below": "P(leak) < q: stopped",
+            "above": "P(leak) > q: stopped",
+            "undecided": f"undecided at n = {n_max}",
+        }
         for k in kinds:
             v = summary[k].to_numpy().astype(float)
-            ax2.barh(models, v, left=left, color=shades[k], label=f"{k} q")
+            ax2.barh(models, v, left=left, color=shades[k], label=names[k])
             left += v
         ax2.invert_yaxis()
         ax2.set_xlabel("prompts")
-        ax2.legend(frameon=False, fontsize=8, loc="lower right")
+        ax2.legend(
+            frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncols=3
+        )
         ax2.set_title("Decision: P(leak) below or above q, or undecided at n_max")
         fig.suptitle(
             f"Sequential sampling: stop a prompt once an anytime-valid bound settles P(leak) vs "

@@ -478,6 +478,57 @@ def _max_positions(model) -> int | None:
     return getattr(cfg, "max_position_embeddings", None)
 
 
+def _prepare(model, tokenizer, ids, questions, template, max_new_tokens, device):
+    """Check the prompts (ids unique, fitting the context), encode them, move the model to the device.
+
+    Returns (prompt token ids, device)."""
+    if len(ids) != len(questions):
+        raise ValueError(f"{len(ids)} ids but {len(questions)} questions")
+    if not ids:
+        raise ValueError("no prompts to sample from")
+    seen: set[str] = set()
+    for pid in ids:
+        if pid in seen:
+            raise ValueError(f"duplicate prompt id {pid!r}")
+        seen.add(pid)
+    prompts = [qa.prompt_ids(tokenizer, q, template) for q in questions]
+    limit = _max_positions(model)
+    if limit is not None:
+        for pid, p in zip(ids, prompts, strict=True):
+            if len(p) + max_new_tokens > limit:
+                raise ValueError(
+                    f"prompt {pid!r}: {len(p)} prompt tokens + max_new_tokens={max_new_tokens} exceeds the "
+                    f"model's context of {limit} positions"
+                )
+    if device is None:
+        dev = _model_device(model)
+    else:
+        dev = models.resolve_device(str(device))
+        if _model_device(model) != dev:
+            model.to(dev)
+    return prompts, dev
+
+
+def _engine(model, tokenizer, prompts, *, settings: tuple, pack: bool, device, bar) -> _Engine:
+    """The decoding engine for ``settings`` = (temperature, top_p, max_new_tokens, batch_size)."""
+    temperature, top_p, max_new_tokens, batch_size = settings
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
+    return _Engine(
+        model,
+        prompts,
+        eos=eos,
+        pad=pad,
+        temperature=float(temperature),
+        top_p=float(top_p),
+        max_new_tokens=int(max_new_tokens),
+        batch_size=int(batch_size),
+        pack=pack,
+        device=device,
+        bar=bar,
+    )
+
+
 def sample_answers(
     model,
     tokenizer,
@@ -512,49 +563,15 @@ def sample_answers(
     """
     ids, questions = [str(i) for i in ids], list(questions)
     _check_settings(n, top_p, temperature, max_new_tokens, batch_size)
-    if len(ids) != len(questions):
-        raise ValueError(f"{len(ids)} ids but {len(questions)} questions")
-    if not ids:
-        raise ValueError("no prompts to sample from")
-    seen: set[str] = set()
-    for pid in ids:
-        if pid in seen:
-            raise ValueError(f"duplicate prompt id {pid!r}")
-        seen.add(pid)
-    prompts = [qa.prompt_ids(tokenizer, q, template) for q in questions]
-    limit = _max_positions(model)
-    if limit is not None:
-        for pid, p in zip(ids, prompts, strict=True):
-            if len(p) + max_new_tokens > limit:
-                raise ValueError(
-                    f"prompt {pid!r}: {len(p)} prompt tokens + max_new_tokens={max_new_tokens} exceeds the "
-                    f"model's context of {limit} positions"
-                )
-    if device is None:
-        dev = _model_device(model)
-    else:
-        dev = models.resolve_device(str(device))
-        if _model_device(model) != dev:
-            model.to(dev)
-    eos = tokenizer.eos_token_id
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
+    prompts, dev = _prepare(model, tokenizer, ids, questions, template, max_new_tokens, device)
 
     P = len(ids)
     sampling = temperature > 0
     total = P * (n + 1)
     with tqdm(total=total, disable=not progress, desc="sampling", unit="sample") as bar:
-        engine = _Engine(
-            model,
-            prompts,
-            eos=eos,
-            pad=pad,
-            temperature=float(temperature),
-            top_p=float(top_p),
-            max_new_tokens=int(max_new_tokens),
-            batch_size=int(batch_size),
-            pack=pack_prompts,
-            device=dev,
-            bar=bar,
+        settings = (temperature, top_p, max_new_tokens, batch_size)
+        engine = _engine(
+            model, tokenizer, prompts, settings=settings, pack=pack_prompts, device=dev, bar=bar
         )
         with torch.inference_mode():
             if pack_prompts and sampling and adaptive_threshold is not None:
@@ -840,14 +857,7 @@ def sample_sequential(
         raise ValueError(f"q must be in (0, 1) or None, got {q!r}")
     if temperature <= 0:
         raise ValueError("sequential sampling needs temperature > 0")
-    if len(set(ids)) != len(ids) or len(ids) != len(questions) or not ids:
-        raise ValueError("ids must be unique, non-empty and match the questions")
-    prompts = [qa.prompt_ids(tokenizer, qq, template) for qq in questions]
-    dev = _model_device(model) if device is None else models.resolve_device(str(device))
-    if _model_device(model) != dev:
-        model.to(dev)
-    eos = tokenizer.eos_token_id
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
+    prompts, dev = _prepare(model, tokenizer, ids, questions, template, max_new_tokens, device)
     binary = leak_threshold is not None
     cs = bounds.binary_confidence_sequence if binary else bounds.mean_confidence_sequence
     P = len(ids)
@@ -858,18 +868,9 @@ def sample_sequential(
     state = {p: ("undecided", math.nan, math.nan) for p in range(P)}
     active = list(range(P))
     with tqdm(total=P * (n_max + 1), disable=not progress, desc="sampling", unit="sample") as bar:
-        engine = _Engine(
-            model,
-            prompts,
-            eos=eos,
-            pad=pad,
-            temperature=float(temperature),
-            top_p=float(top_p),
-            max_new_tokens=int(max_new_tokens),
-            batch_size=int(batch_size),
-            pack=False,
-            device=dev,
-            bar=bar,
+        settings = (temperature, top_p, max_new_tokens, batch_size)
+        engine = _engine(
+            model, tokenizer, prompts, settings=settings, pack=False, device=dev, bar=bar
         )
         with torch.inference_mode():
             for r in range(n_max // round_size):
