@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from probunlearn import bounds as B
+from probunlearn.bounds import per_prompt as BP
 
 ALPHAS = [0.01, 0.05, 0.1, 0.5]
 
@@ -83,7 +84,7 @@ def test_scores_on_grid_points_count_at_the_point(value: float) -> None:
     assert s[B.threshold_key(value)] == pytest.approx(eps)
     # the grid: F_n(tau_i) for a constant x jumps exactly at tau_i == x
     for k in (3, 7, 10, 100):
-        counts = B._grid_counts(x[None, :], k)[0]
+        counts = BP._grid_counts(x[None, :], k)[0]
         taus = B.grid(k)
         np.testing.assert_array_equal(counts, np.where(x[0] <= taus, n, 0))
 
@@ -100,14 +101,14 @@ def test_grid_counts_match_direct_comparison() -> None:
     for k in (1, 2, 3, 10, 64, 100, 1000):
         taus = B.grid(k)
         want = np.stack([(x <= t).sum(axis=1) for t in taus], axis=1)
-        np.testing.assert_array_equal(B._grid_counts(x, k), want)
+        np.testing.assert_array_equal(BP._grid_counts(x, k), want)
     pts = np.r_[np.linspace(0, 1, 13), 0.3, 0.55]
     want = np.stack([(x <= t).sum(axis=1) for t in pts], axis=1)
-    np.testing.assert_array_equal(B._counts_le(x, pts), want)
-    np.testing.assert_array_equal(B._counts_le(x, pts[:4]), want[:, :4])
+    np.testing.assert_array_equal(BP._counts_le(x, pts), want)
+    np.testing.assert_array_equal(BP._counts_le(x, pts[:4]), want[:, :4])
     many = np.r_[pts, rng.random(40), pts[:5]]  # > 32 points (binary search), duplicates
     want = np.stack([(x <= t).sum(axis=1) for t in many], axis=1)
-    np.testing.assert_array_equal(B._counts_le(x, many), want)
+    np.testing.assert_array_equal(BP._counts_le(x, many), want)
 
 
 # ------------------------------------------------------------------------------------------
@@ -221,10 +222,10 @@ def test_std_bound_keeps_atom_at_zero() -> None:
     x = np.r_[np.zeros(512), np.ones(512)]
     assert B.std_upper_bound(x, 0.01) == 0.5
     # the bin bound alone (without the Bhatia-Davis cap) is also above 1/4
-    cdf = B._grid_counts(x[None, :], 100) / x.size
+    cdf = BP._grid_counts(x[None, :], 100) / x.size
     e2 = B.dkw_epsilon(x.size, 0.01, two_sided=True)
-    lo, hi = B._anderson_lower(cdf, e2), B._anderson_upper(cdf, e2)
-    assert B._variance_bin_bound(cdf, e2, lo, hi)[0] > 0.25
+    lo, hi = BP._anderson_lower(cdf, e2), BP._anderson_upper(cdf, e2)
+    assert BP._variance_bin_bound(cdf, e2, lo, hi)[0] > 0.25
 
 
 def test_ed_score() -> None:
@@ -519,5 +520,5 @@ def test_importable_without_torch() -> None:
         "assert b.std_upper_bound([0.0, 1.0]) == 0.5\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-    src = open(B.__file__, encoding="utf-8").read()
+    src = open(BP.__file__, encoding="utf-8").read()
     assert not re.search(r"^\s*(import|from)\s+torch", src, re.MULTILINE)

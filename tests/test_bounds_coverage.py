@@ -21,6 +21,7 @@ import pytest
 from scipy import stats
 
 from probunlearn import bounds as B
+from probunlearn.bounds import per_prompt as BP
 
 ALPHA = 0.1
 THRESHOLDS = np.r_[np.arange(10) / 10, 0.05, 0.33, 0.77]
@@ -169,10 +170,10 @@ def test_variance_bin_bound_alone_covers(n: int) -> None:
     for dist in (bernoulli(0.5), bernoulli(0.1), atoms_and_uniform(0.3, 0.2), DISTS[6]):
         rng = np.random.default_rng(n + 17)
         x = dist.sample(rng, (batches, n))
-        cdf = B._grid_counts(x, 100) / n
+        cdf = BP._grid_counts(x, 100) / n
         e2 = B.dkw_epsilon(n, ALPHA, two_sided=True)
-        lo, hi = B._anderson_lower(cdf, e2), B._anderson_upper(cdf, e2)
-        var = B._variance_bin_bound(cdf, e2, lo, hi)
+        lo, hi = BP._anderson_lower(cdf, e2), BP._anderson_upper(cdf, e2)
+        var = BP._variance_bin_bound(cdf, e2, lo, hi)
         assert np.sum(var < dist.std**2 - 1e-12) <= max_failures(batches), dist.name
 
 
@@ -184,10 +185,10 @@ def _std_upper_dropped_atom(x: np.ndarray, alpha: float, bins: int = 100) -> np.
     - eta_0 F_lo(tau_0) below.
     """
     n = x.shape[1]
-    cdf = B._grid_counts(x, bins) / n
+    cdf = BP._grid_counts(x, bins) / n
     e2 = B.dkw_epsilon(n, alpha, two_sided=True)
-    lo, hi = B._anderson_lower(cdf, e2), B._anderson_upper(cdf, e2)
-    var = B._variance_bin_bound(cdf, e2, lo, hi)
+    lo, hi = BP._anderson_lower(cdf, e2), BP._anderson_upper(cdf, e2)
+    var = BP._variance_bin_bound(cdf, e2, lo, hi)
     taus = B.grid(bins)
     eta0 = np.maximum.reduce([(taus[0] - lo) ** 2, (taus[0] - hi) ** 2, (taus[1] - lo) ** 2, (taus[1] - hi) ** 2])  # fmt: skip
     return np.sqrt(np.clip(var - eta0 * np.maximum(cdf[:, 0] - e2, 0), 0, None))

@@ -11,6 +11,8 @@ import pytest
 import torch
 
 from probunlearn import dcue, models, rows
+from probunlearn.io import write_parquet
+from probunlearn.steps.dcue import run_dcue
 
 RNG = np.random.default_rng
 
@@ -260,10 +262,10 @@ def test_run_dcue_writes_metric_rows(tmp_path):
     }.items():
         paths[name] = tmp_path / f"{name}.parquet"
         df.write_parquet(paths[name])
-    rows.write_parquet_atomic(f_rows, tmp_path / "forget.parquet")
-    rows.write_parquet_atomic(v_rows, tmp_path / "val.parquet")
+    write_parquet(f_rows, tmp_path / "forget.parquet")
+    write_parquet(v_rows, tmp_path / "val.parquet")
     out = tmp_path / "m" / "dcue.csv"
-    vals = dcue.run_dcue(
+    vals = run_dcue(
         paths["of"],
         paths["uf"],
         paths["ov"],
@@ -288,9 +290,9 @@ def test_run_dcue_writes_metric_rows(tmp_path):
     assert not list(out.parent.glob(".*tmp*"))
     assert pl.read_parquet(tmp_path / "conf.parquet").height == 8 * n
     # overlapping D_v is refused
-    rows.write_parquet_atomic(f_rows.head(3), tmp_path / "bad.parquet")
+    write_parquet(f_rows.head(3), tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="overlaps"):
-        dcue.run_dcue(
+        run_dcue(
             paths["of"],
             paths["uf"],
             paths["ov"],
@@ -362,8 +364,8 @@ def test_run_dcue_uses_the_configured_llm_extractor(tiny_lm, tmp_path):
     vents = [(f"v{i}", a, [[0, 4], [5, 7], [8, 13], [13, 14]]) for i in range(6)]
     f_rows = rows.to_frame([_row(e[0], "Where was she born?", a, "author") for e in ents])
     v_rows = rows.to_frame([_row(e[0], "Where was she born?", a, "holdout") for e in vents])
-    rows.write_parquet_atomic(f_rows, tmp_path / "f.parquet")
-    rows.write_parquet_atomic(v_rows, tmp_path / "v.parquet")
+    write_parquet(f_rows, tmp_path / "f.parquet")
+    write_parquet(v_rows, tmp_path / "v.parquet")
     paths = []
     for name, ent in (("of", ents), ("uf", ents), ("ov", vents), ("uv", vents)):
         paths.append(tmp_path / f"{name}.parquet")
@@ -371,8 +373,8 @@ def test_run_dcue_uses_the_configured_llm_extractor(tiny_lm, tmp_path):
     args = (*paths, tmp_path / "f.parquet", tmp_path / "v.parquet", tmp_path / "out.csv")
     kw = dict(model_name="m", method="npo", split="forget10", core_model=str(tiny_lm))
     with pytest.raises(ValueError, match="reformulation_prompt.*placeholder"):
-        dcue.run_dcue(*args, **kw, core_prompts={"reformulation_prompt": "no slots"})
-    vals = dcue.run_dcue(
+        run_dcue(*args, **kw, core_prompts={"reformulation_prompt": "no slots"})
+    vals = run_dcue(
         *args, **kw, core_prompts={"reformulation_prompt": None, "core_prompt": "Core of {answer}:"}
     )
     assert math.isfinite(vals["dcue_pvalue"]) and 0.0 <= vals["dcue_core_fallback"] <= 1.0

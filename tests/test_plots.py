@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from probunlearn import bounds, plots
+from probunlearn.figures import leakage
 
 ALPHA = 0.05
 
@@ -265,7 +266,7 @@ def test_fig3ef_draws_each_method_in_its_colour_and_names_it(tmp_path, monkeypat
         plots.plt.close(fig)
         return []
 
-    monkeypatch.setattr(plots, "save_figure", capture)
+    monkeypatch.setattr(leakage, "save_figure", capture)
     plots.fig3ef_convergence(
         {"NPO": _scores(1, 16)}, tmp_path / "e", tmp_path / "f", tmp_path / "t", ALPHA
     )

@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from conftest import SHARED_DATA, tiny_config
+from probunlearn.config import effective_config
+from probunlearn.dag import Design
 from test_workflow import _copy_workflow, job_counts, snakemake
 
 pytestmark = pytest.mark.slow
@@ -41,6 +43,10 @@ def test_preset_builds_its_dag_offline(root, default_config, tmp_path, preset):
     counts = job_counts(proc.stdout)
     for rule, n in PRESET_JOBS[preset].items():
         assert counts.get(rule) == n, (rule, counts)
+    # the DAG makes what the experiment design (probunlearn.dag) says, rule by rule
+    overlay = yaml.safe_load((root / f"workflow/presets/{preset}.yaml").read_text())
+    expected = Design(effective_config(overlay, root, None)).expected_jobs()
+    assert {r: counts.get(r) for r in expected} == expected
     # a real model is never trained from scratch, the synthetic world is not built
     assert "pretrain" not in counts and "world" not in counts
 

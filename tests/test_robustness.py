@@ -8,7 +8,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from probunlearn import data, experiments, models, robustness, rows
+from probunlearn import data, experiments, models, robustness
+from probunlearn.io import write_parquet
 from probunlearn.metrics_io import read_metrics, write_metrics
 
 
@@ -134,7 +135,7 @@ def test_run_postfinetune_end_to_end(tmp_path, world):
         n: pl.read_parquet(world / f"{n}.parquet") for n in ("forget10", "holdout", "world_facts")
     }
     for name, df in sets.items():
-        rows.write_parquet_atomic(df, tmp_path / f"{name}.parquet")
+        write_parquet(df, tmp_path / f"{name}.parquet")
     texts = [a for df in sets.values() for a in df["question"].to_list() + df["answer"].to_list()]
     tok = models.train_tokenizer(texts, 300)
     arch = dict(hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, max_positions=128)
@@ -143,7 +144,7 @@ def test_run_postfinetune_end_to_end(tmp_path, world):
     lp = {}
     for name in ("forget10", "holdout"):
         lp[name] = tmp_path / f"orig-{name}.parquet"
-        rows.write_parquet_atomic(teacher_forced_logprobs(model, tok, sets[name]), lp[name])
+        write_parquet(teacher_forced_logprobs(model, tok, sets[name]), lp[name])
     out = tmp_path / "post" / "m.csv"
     df = robustness.run_postfinetune(
         str(tmp_path / "model"),

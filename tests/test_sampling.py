@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from probunlearn import bounds, models, qa, sampling
+from probunlearn.steps import sample as sample_step
 
 COLORS = ["red", "blue", "green", "gold", "grey", "pink", "black", "white"]
 ITEMS = ["cup", "hat", "car", "pen", "box", "bag", "key", "map"]
@@ -534,17 +535,19 @@ def files(model, tok, tmp_path_factory) -> tuple[Path, Path]:
 def test_run_sampling_shard(files, tmp_path):
     model_dir, evalset = files
     kw = dict(n=6, seed_key="m/e", max_new_tokens=8, progress=False, threads=1)
-    assert sampling.num_shards(evalset, 2) == 3
-    assert sampling.num_shards(evalset, 5) == 1
+    assert sample_step.num_shards(evalset, 2) == 3
+    assert sample_step.num_shards(evalset, 5) == 1
     # a chunk of 2 (shard 0 of size 2) followed by a chunk of 3 (the remaining rows) equals one chunk of 5
     a = tmp_path / "a.parquet"
-    sampling.run_sampling_shard(str(model_dir), str(evalset), str(a), shard=0, chunk_size=2, **kw)
+    sample_step.run_sampling_shard(
+        str(model_dir), str(evalset), str(a), shard=0, chunk_size=2, **kw
+    )
     rest = tmp_path / "rest.parquet"
     pl.read_parquet(evalset).slice(2).write_parquet(rest)
     b = tmp_path / "b.parquet"
-    sampling.run_sampling_shard(str(model_dir), str(rest), str(b), shard=0, chunk_size=3, **kw)
+    sample_step.run_sampling_shard(str(model_dir), str(rest), str(b), shard=0, chunk_size=3, **kw)
     whole = tmp_path / "whole.parquet"
-    sampling.run_sampling_shard(
+    sample_step.run_sampling_shard(
         str(model_dir), str(evalset), str(whole), shard=0, chunk_size=5, **kw
     )
     outs = [pl.read_parquet(a), pl.read_parquet(b)]
@@ -553,14 +556,14 @@ def test_run_sampling_shard(files, tmp_path):
     parts = []
     for shard in range(3):
         out = tmp_path / f"s{shard}.parquet"
-        sampling.run_sampling_shard(
+        sample_step.run_sampling_shard(
             str(model_dir), str(evalset), str(out), shard=shard, chunk_size=2, **kw
         )
         parts.append(pl.read_parquet(out))
     assert pl.concat(parts).equals(pl.read_parquet(whole))
     # deterministic bytes, nothing temporary left behind
     again = tmp_path / "again.parquet"
-    sampling.run_sampling_shard(
+    sample_step.run_sampling_shard(
         str(model_dir), str(evalset), str(again), shard=0, chunk_size=5, **kw
     )
     assert again.read_bytes() == whole.read_bytes()
@@ -569,7 +572,7 @@ def test_run_sampling_shard(files, tmp_path):
         + [f"s{i}.parquet" for i in range(3)]
     )
     with pytest.raises(ValueError, match="shard 3 out of range"):
-        sampling.run_sampling_shard(
+        sample_step.run_sampling_shard(
             str(model_dir), str(evalset), str(a), shard=3, chunk_size=2, **kw
         )
 
@@ -583,7 +586,7 @@ def test_failed_write_leaves_nothing(files, tmp_path, monkeypatch):
 
     monkeypatch.setattr(pl.DataFrame, "write_parquet", boom)
     with pytest.raises(RuntimeError, match="disk full"):
-        sampling.run_sampling_shard(
+        sample_step.run_sampling_shard(
             str(model_dir),
             str(evalset),
             str(out),
@@ -602,7 +605,7 @@ def test_run_logprobs(files, tmp_path, model, tok):
     evalset = tmp_path / "e.parquet"
     _evalset().write_parquet(evalset)
     out = tmp_path / "lp.parquet"
-    sampling.run_logprobs(str(model_dir), str(evalset), str(out), threads=1)
+    sample_step.run_logprobs(str(model_dir), str(evalset), str(out), threads=1)
     got = pl.read_parquet(out)
     want = sampling.teacher_forced_logprobs(model, tok, _evalset())
     assert got.select("id", "kind", "index", "offsets", "text").equals(

@@ -45,7 +45,7 @@ def plain_pooled_cp(s, m, n, alpha):
     return (
         1.0
         if s == big_n
-        else float(np.asarray(bounds._clopper_pearson_upper(np.array([s]), big_n, alpha))[0])
+        else float(np.asarray(bounds.clopper_pearson_upper(np.array([s]), big_n, alpha))[0])
     )
 
 
@@ -186,7 +186,7 @@ def test_fixed_n_clopper_pearson_rechecked_every_round_under_covers():
     looks = np.arange(32, 1025, 32)
     cs = np.cumsum(x, axis=1)[:, looks - 1]
     up = np.stack(
-        [bounds._clopper_pearson_upper(cs[:, j], t, alpha) for j, t in enumerate(looks)], 1
+        [bounds.clopper_pearson_upper(cs[:, j], t, alpha) for j, t in enumerate(looks)], 1
     )
     assert (up < p).any(axis=1).mean() > 2 * alpha
 

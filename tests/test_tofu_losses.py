@@ -24,6 +24,7 @@ from transformers import (
 
 from probunlearn import tofu_metrics as tm
 from probunlearn import token_scores as ts
+from probunlearn.steps.tofu import run_tofu_metrics
 from probunlearn.tofu_metrics import tofu_losses
 
 ROWS = [
@@ -433,7 +434,7 @@ def test_published_log_reader_and_forget_quality(tmp_path):
     table.write_parquet(lp)
     rows = tmp_path / "rows.parquet"
     pl.DataFrame({"id": ids, "question": questions}).write_parquet(rows)
-    df = tm.run_tofu_metrics(
+    df = run_tofu_metrics(
         out_csv=tmp_path / "t.csv",
         model="m",
         method="npo",
@@ -455,17 +456,15 @@ def test_published_log_reader_and_forget_quality(tmp_path):
     # the log's questions must be the eval set's first ones, as many as the cut keeps
     kw = dict(out_csv=tmp_path / "u.csv", model="m", method="npo", split="forget10")
     with pytest.raises(ValueError, match="has 9 questions"):
-        tm.run_tofu_metrics(forget_logprobs=lp, reference_log=log, max_questions=n, **kw)
+        run_tofu_metrics(forget_logprobs=lp, reference_log=log, max_questions=n, **kw)
     shuffled = tmp_path / "rows2.parquet"
     pl.DataFrame({"id": ids, "question": questions[::-1]}).write_parquet(shuffled)
     with pytest.raises(ValueError, match="other questions or in another order"):
-        tm.run_tofu_metrics(
+        run_tofu_metrics(
             forget_logprobs=lp, reference_log=log, forget_rows=shuffled, max_questions=cut, **kw
         )
     with pytest.raises(ValueError, match="not both"):
-        tm.run_tofu_metrics(
-            forget_logprobs=lp, reference_log=log, reference_forget_logprobs=lp, **kw
-        )
+        run_tofu_metrics(forget_logprobs=lp, reference_log=log, reference_forget_logprobs=lp, **kw)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"avg_gt_loss": {}}))
     with pytest.raises(ValueError, match="average_perturb_loss"):
@@ -479,7 +478,7 @@ def test_ds_size_cut_keeps_the_first_questions(tmp_path):
     full, cut = _table(rng, ids), 4
     p = tmp_path / "retain.parquet"
     full.write_parquet(p)
-    df = tm.run_tofu_metrics(
+    df = run_tofu_metrics(
         out_csv=tmp_path / "t.csv",
         model="m",
         method="npo",

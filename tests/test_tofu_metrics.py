@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from probunlearn import tofu_metrics as tm
+from probunlearn.steps.tofu import run_tofu_metrics
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -302,7 +303,7 @@ def test_consistent_with_tofu_reference(tmp_path):
         ]
     ).write_csv(greedy)
     out = tmp_path / "sub" / "tofu.csv"
-    df = tm.run_tofu_metrics(
+    df = run_tofu_metrics(
         out_csv=out,
         model="m",
         method="npo",
@@ -340,7 +341,7 @@ def test_consistent_with_tofu_reference(tmp_path):
     assert sorted(p.name for p in out.parent.iterdir()) == ["tofu.csv"]
 
     # a mapping works as ROUGE source too; without ROUGE there is no model_utility row
-    df2 = tm.run_tofu_metrics(
+    df2 = run_tofu_metrics(
         out_csv=tmp_path / "b.csv",
         model="m",
         method="npo",
@@ -353,7 +354,7 @@ def test_consistent_with_tofu_reference(tmp_path):
     assert df2.filter(pl.col("metric") == "model_utility")["value"].item() == pytest.approx(
         ref["Model Utility"]
     )
-    df3 = tm.run_tofu_metrics(
+    df3 = run_tofu_metrics(
         out_csv=tmp_path / "c.csv",
         model="m",
         method="npo",

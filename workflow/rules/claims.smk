@@ -3,16 +3,16 @@
 
 rule claims:
     input:
-        lambda wc: list(claims_inputs().values()),
+        lambda wc: list(D.claims_inputs().values()),
     output:
-        csv=report(f"{TAB}/claims.csv", caption=caption("claims"), category="Claims"),
-        md=f"{TAB}/claims.md",
+        csv=report_table("claims", category="Claims"),
+        md=P.table("claims", "md"),
     log:
-        f"{OUT}/logs/figures/claims.log",
+        P.log("figures", "claims"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        tables=lambda wc: claims_inputs(),
-        lambda_f=UL["lambda_f"],
+        tables=lambda wc: D.claims_inputs(),
+        lambda_f=config["unlearning"]["lambda_f"],
     script:
         "../scripts/claims.py"

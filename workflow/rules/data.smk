@@ -3,9 +3,9 @@
 
 rule run_config:
     output:
-        f"{OUT}/config.yaml",
+        P.config,
     log:
-        f"{OUT}/logs/run_config.log",
+        P.log("run_config"),
     conda:
         "../../envs/torch.yaml"
     params:
@@ -18,9 +18,9 @@ if not BENCH:
 
     rule world:
         output:
-            expand(f"{OUT}/data/{{name}}.parquet", name=WORLD_SETS + ["pretrain"]),
+            [P.data(name) for name in WORLD_SETS + ["pretrain"]],
         log:
-            f"{OUT}/logs/world.log",
+            P.log("world"),
         conda:
             "../../envs/torch.yaml"
         params:
@@ -30,11 +30,11 @@ if not BENCH:
 
     rule tokenizer:
         input:
-            expand(f"{OUT}/data/{{name}}.parquet", name=WORLD_SETS + ["pretrain"]),
+            rules.world.output,
         output:
-            directory(f"{OUT}/models/tokenizer"),
+            directory(P.run_model("tokenizer")),
         log:
-            f"{OUT}/logs/tokenizer.log",
+            P.log("tokenizer"),
         conda:
             "../../envs/torch.yaml"
         params:
@@ -49,27 +49,27 @@ else:
 
     rule fetch_data:
         output:
-            f"{RES}/data/{{dataset}}/{{file}}",
+            P.dataset_file("{dataset}", "{file}"),
         log:
-            f"{RES}/logs/fetch_data/{{dataset}}/{{file}}.log",
+            P.resource_log("fetch_data", "{dataset}", "{file}"),
         wildcard_constraints:
             dataset="tofu|jbb|hp_qa",
         conda:
             "../../envs/analysis.yaml"
         params:
-            key=lambda wc: dataset_key(wc.dataset, wc.file),
-            local=lambda wc: dataset_local(wc.dataset),
-            revision=lambda wc: dataset_revision(wc.dataset),
+            key=lambda wc: D.dataset_files[wc.dataset][wc.file],
+            local=lambda wc: D.dataset_local(wc.dataset),
+            revision=lambda wc: D.dataset_revision(wc.dataset),
         script:
             "../scripts/fetch_data.py"
 
     rule benchmark_sets:
         input:
-            unpack(benchmark_inputs),
+            unpack(lambda wc: D.benchmark_inputs()),
         output:
-            expand(f"{OUT}/data/{{name}}.parquet", name=DATA_SETS + ["pretrain"]),
+            [P.data(name) for name in D.data_sets + ["pretrain"]],
         log:
-            f"{OUT}/logs/benchmark_sets.log",
+            P.log("benchmark_sets"),
         conda:
             "../../envs/analysis.yaml"
         params:
@@ -78,13 +78,13 @@ else:
             "../scripts/benchmark_sets.py"
 
 
-if TOFU_EVAL["published_retain_logs"]:
+if config["tofu_eval"]["published_retain_logs"]:
 
     rule fetch_tofu_log:
         output:
-            f"{RES}/tofu_logs/{{family}}/{{split}}/eval_log_forget.json",
+            P.tofu_log("{family}", "{split}"),
         log:
-            f"{RES}/logs/fetch_tofu_log/{{family}}/{{split}}.log",
+            P.resource_log("fetch_tofu_log", "{family}", "{split}"),
         wildcard_constraints:
             family="phi|llama2-7b",
         conda:
@@ -97,9 +97,9 @@ if HUB_MODELS:
 
     rule fetch_model:
         output:
-            directory(f"{RES}/models/{{hub_model}}"),
+            directory(P.hub_model("{hub_model}")),
         log:
-            f"{RES}/logs/fetch_model/{{hub_model}}.log",
+            P.resource_log("fetch_model", "{hub_model}"),
         wildcard_constraints:
             hub_model="|".join(map(re.escape, HUB_MODELS)),
         conda:

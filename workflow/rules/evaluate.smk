@@ -4,21 +4,19 @@
 
 rule evaluate:
     input:
-        model=lambda wc: model_path(wc.model),
-        greedy_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=GREEDY_SETS),
-        logprob_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=LOGPROB_SETS),
-        tofu_sets=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=TOFU_GEN_SETS),
+        model=lambda wc: P.model(wc.model),
+        greedy_sets=[P.data(e) for e in D.greedy_sets],
+        logprob_sets=[P.data(e) for e in D.logprob_sets],
+        tofu_sets=[P.data(e) for e in D.tofu_gen_sets],
     output:
-        metrics=f"{OUT}/metrics/{{model}}/greedy.csv",
-        answers=f"{OUT}/greedy/{{model}}.parquet",
-        tofu_answers=f"{OUT}/tofu_answers/{{model}}.parquet",
-        logprobs=expand(
-            f"{OUT}/logprobs/{{{{model}}}}/{{evalset}}.parquet", evalset=LOGPROB_SETS
-        ),
+        metrics=P.metrics("{model}", "greedy"),
+        answers=P.greedy("{model}"),
+        tofu_answers=P.tofu_answers("{model}"),
+        logprobs=[P.logprobs("{model}", e) for e in D.logprob_sets],
     log:
-        f"{OUT}/logs/evaluate/{{model}}.log",
+        P.log("evaluate", "{model}"),
     benchmark:
-        f"{OUT}/benchmarks/evaluate/{{model}}.tsv"
+        P.benchmark("evaluate", "{model}")
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["eval"]
@@ -27,14 +25,14 @@ rule evaluate:
         mem_mb=gpu_mem_mb,
         runtime=gpu_runtime,
     params:
-        recipe=lambda wc: model_recipe(wc.model),
-        greedy_sets=GREEDY_SETS,
-        tofu_sets=TOFU_GEN_SETS,
+        recipe=lambda wc: D.recipe(wc.model),
+        greedy_sets=D.greedy_sets,
+        tofu_sets=D.tofu_gen_sets,
         # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
         run=lambda wc: canon(
             {
-                "tofu": tofu_params(),
-                "template": template_of(wc.model),
+                "tofu": D.tofu_params(),
+                "template": D.template_of(wc.model),
                 "max_new_tokens": config["greedy_eval"]["max_new_tokens"],
                 "batch_size": config["greedy_eval"]["batch_size"],
                 "dtype": config["dtype"],
@@ -48,15 +46,11 @@ rule evaluate:
 
 rule metrics_table:
     input:
-        metric_parts(),
+        D.metric_parts(),
     output:
-        table=report(
-            f"{OUT}/tables/metrics.csv",
-            caption=caption("metrics"),
-            category="Tables",
-        ),
+        table=report_table("metrics"),
     log:
-        f"{OUT}/logs/metrics_table.log",
+        P.log("metrics_table"),
     conda:
         "../../envs/analysis.yaml"
     script:

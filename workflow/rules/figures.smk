@@ -3,16 +3,16 @@
 
 rule table1:
     input:
-        lambda wc: list(table1_scores().values()),
+        lambda wc: list(D.table1_scores().values()),
     output:
-        csv=report(f"{TAB}/table1.csv", caption=caption("table1"), category="Tables"),
-        render=multiext(f"{TAB}/table1", ".md", ".png"),
+        csv=report_table("table1"),
+        render=multiext(P.table_stem("table1"), ".md", ".png"),
     log:
-        f"{OUT}/logs/figures/table1.log",
+        P.log("figures", "table1"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        scores=lambda wc: table1_scores(),
+        scores=lambda wc: D.table1_scores(),
         rho=config["bounds"]["rho"],
         decimals=config["figures"]["decimals"],
     script:
@@ -21,17 +21,21 @@ rule table1:
 
 rule fig3_tofu:
     input:
-        lambda wc: [table1_scores()[k] for k in ("GA", "GD", "NPO", "Ours")],
-        evalset=f"{OUT}/data/{T1['split']}.parquet",
+        lambda wc: list(D.fig3_scores().values()),
+        evalset=P.data(T1["split"]),
     output:
         figure_outputs("fig3b", "fig3c", "fig3d", "fig3e", "fig3f"),
-        tables=expand(f"{TAB}/{{name}}.csv", name=["fig3b", "fig3c", "fig3d", "fig3ef"]),
+        tables=[P.table(n) for n in ("fig3b", "fig3c", "fig3d", "fig3ef")],
     log:
-        f"{OUT}/logs/figures/fig3_tofu.log",
+        P.log("figures", "fig3_tofu"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        scores=lambda wc: {k: table1_scores()[k] for k in ("GA", "GD", "NPO", "Ours")},
+        scores=lambda wc: D.fig3_scores(),
+        figures={
+            n: P.figure_stem(n) for n in ("fig3b", "fig3c", "fig3d", "fig3e", "fig3f")
+        },
+        tables={n: P.table_stem(n) for n in ("fig3b", "fig3c", "fig3d", "fig3ef")},
         alpha=config["bounds"]["alpha"],
         points=config["figures"]["gen_points"],
     script:
@@ -40,14 +44,14 @@ rule fig3_tofu:
 
 rule fig3a:
     input:
-        bounds=f"{OUT}/bounds/{SAGA_MODEL}/saga/main.parquet",
-        scores=scores_path(SAGA_MODEL, "saga", "main"),
-        evalset=f"{OUT}/data/saga.parquet",
+        bounds=P.bounds(D.saga_model, "saga", "main"),
+        scores=P.scores(D.saga_model, "saga", "main"),
+        evalset=P.data("saga"),
     output:
         figure_outputs("fig3a"),
-        table=f"{TAB}/fig3a.csv",
+        table=P.table("fig3a"),
     log:
-        f"{OUT}/logs/figures/fig3a.log",
+        P.log("figures", "fig3a"),
     conda:
         "../../envs/analysis.yaml"
     params:
@@ -58,49 +62,51 @@ rule fig3a:
 
 rule fig4:
     input:
-        lambda wc: [p for runs in fig4_runs().values() for *_, p in runs],
+        lambda wc: [p for runs in D.fig4_runs().values() for *_, p in runs],
     output:
         figure_outputs("fig4a", "fig4b"),
-        tables=expand(f"{TAB}/{{name}}.csv", name=["fig4a", "fig4b"]),
+        tables=[P.table(n) for n in ("fig4a", "fig4b")],
     log:
-        f"{OUT}/logs/figures/fig4.log",
+        P.log("figures", "fig4"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        runs=lambda wc: fig4_runs(),
+        runs=lambda wc: D.fig4_runs(),
+        figures={n: P.figure_stem(n) for n in ("fig4a", "fig4b")},
+        tables={n: P.table_stem(n) for n in ("fig4a", "fig4b")},
     script:
         "../scripts/fig4.py"
 
 
 rule fig5a:
     input:
-        lambda wc: [p for _, _, ps in fig5a_runs()["runs"] for p in ps]
-        + [p for _, ps in fig5a_runs()["npo"] for p in ps],
+        lambda wc: [p for _, _, ps in D.fig5a_runs()["runs"] for p in ps]
+        + [p for _, ps in D.fig5a_runs()["npo"] for p in ps],
     output:
         figure_outputs("fig5a"),
-        table=f"{TAB}/fig5a.csv",
+        table=P.table("fig5a"),
     log:
-        f"{OUT}/logs/figures/fig5a.log",
+        P.log("figures", "fig5a"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        runs=lambda wc: fig5a_runs(),
+        runs=lambda wc: D.fig5a_runs(),
     script:
         "../scripts/fig5a.py"
 
 
 rule fig5b:
     input:
-        lambda wc: list(fig5b_histories().values()),
+        lambda wc: list(D.fig5b_histories().values()),
     output:
         figure_outputs("fig5b"),
-        table=f"{TAB}/fig5b.csv",
+        table=P.table("fig5b"),
     log:
-        f"{OUT}/logs/figures/fig5b.log",
+        P.log("figures", "fig5b"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        histories=lambda wc: fig5b_histories(),
+        histories=lambda wc: D.fig5b_histories(),
     script:
         "../scripts/fig5b.py"
 
@@ -108,37 +114,37 @@ rule fig5b:
 rule fig5c_table2:
     input:
         lambda wc: sorted(
-            {p for *_, a, b in fig5c_runs()["random"] for p in (a, b)}
-            | {g[-1] for g in fig5c_runs()["grid"]}
+            {p for *_, a, b in D.fig5c_runs()["random"] for p in (a, b)}
+            | {g[-1] for g in D.fig5c_runs()["grid"]}
         ),
     output:
         figure_outputs("fig5c"),
-        table=f"{TAB}/fig5c.csv",
-        table2=report(f"{TAB}/table2.csv", caption=caption("table2"), category="Tables"),
-        render=multiext(f"{TAB}/table2", ".md", ".png"),
+        table=P.table("fig5c"),
+        table2=report_table("table2"),
+        render=multiext(P.table_stem("table2"), ".md", ".png"),
     log:
-        f"{OUT}/logs/figures/fig5c_table2.log",
+        P.log("figures", "fig5c_table2"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        runs=lambda wc: fig5c_runs(),
+        runs=lambda wc: D.fig5c_runs(),
     script:
         "../scripts/fig5c_table2.py"
 
 
 rule fig6:
     input:
-        scores=[scores_path(m, "harmful", "main") for m in FIG6_MODELS.values()],
-        bounds=[f"{OUT}/bounds/{m}/harmful/main.parquet" for m in FIG6_MODELS.values()],
+        scores=[P.scores(m, "harmful", "main") for m in D.fig6_models.values()],
+        bounds=[P.bounds(m, "harmful", "main") for m in D.fig6_models.values()],
     output:
         figure_outputs("fig6"),
-        table=f"{TAB}/fig6.csv",
+        table=P.table("fig6"),
     log:
-        f"{OUT}/logs/figures/fig6.log",
+        P.log("figures", "fig6"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        labels=list(FIG6_MODELS),
+        labels=list(D.fig6_models),
         alpha=config["bounds"]["alpha"],
     script:
         "../scripts/fig6.py"
@@ -146,21 +152,16 @@ rule fig6:
 
 rule fig_sequential:
     input:
-        unpack(
-            lambda wc: {
-                label: f"{OUT}/bounds/{m}/{T1['split']}/seq.parquet"
-                for label, m in sequential_models().items()
-            }
-        ),
+        unpack(lambda wc: D.sequential_bounds()),
     output:
         figure_outputs("sequential"),
-        table=f"{TAB}/sequential.csv",
+        table=P.table("sequential"),
     log:
-        f"{OUT}/logs/figures/sequential.log",
+        P.log("figures", "sequential"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        sequential=lambda wc: sequential_params("seq"),
-        n_max=lambda wc: sampling_setting("seq")["n"],
+        sequential=lambda wc: D.sequential_params("seq"),
+        n_max=lambda wc: D.sampling_setting("seq")["n"],
     script:
         "../scripts/fig_sequential.py"

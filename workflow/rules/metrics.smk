@@ -3,40 +3,35 @@
 
 rule tofu_metrics:
     input:
-        unpack(tofu_inputs),
+        unpack(lambda wc: D.tofu_inputs(wc.model)),
     output:
-        f"{OUT}/metrics/{{model}}/tofu.csv",
+        P.metrics("{model}", "tofu"),
     log:
-        f"{OUT}/logs/tofu_metrics/{{model}}.log",
+        P.log("tofu_metrics", "{model}"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        recipe=lambda wc: model_recipe(wc.model),
-        forget_split=lambda wc: tofu_forget_split(wc.model),
-        ds_size=TOFU_EVAL["ds_size"],
+        recipe=lambda wc: D.recipe(wc.model),
+        forget_split=lambda wc: D.tofu_forget_split(wc.model),
+        ds_size=config["tofu_eval"]["ds_size"],
     script:
         "../scripts/tofu_metrics.py"
 
 
 rule dcue:
     input:
-        orig_forget=lambda wc: f"{OUT}/logprobs/target/{parse_unlearned(wc.model)['split']}.parquet",
-        unl_forget=lambda wc: f"{OUT}/logprobs/{wc.model}/{parse_unlearned(wc.model)['split']}.parquet",
-        orig_val=f"{OUT}/logprobs/target/holdout.parquet",
-        unl_val=f"{OUT}/logprobs/{{model}}/holdout.parquet",
-        forget_rows=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
-        val_rows=f"{OUT}/data/holdout.parquet",
+        unpack(lambda wc: D.dcue_inputs(wc.model)),
     output:
-        metrics=f"{OUT}/metrics/{{model}}/dcue.csv",
-        confidences=f"{OUT}/dcue/{{model}}.parquet",
+        metrics=P.metrics("{model}", "dcue"),
+        confidences=P.dcue("{model}"),
     log:
-        f"{OUT}/logs/dcue/{{model}}.log",
+        P.log("dcue", "{model}"),
     wildcard_constraints:
         model=UNLEARNED_PATTERN,
     conda:
         "../../envs/analysis.yaml"
     params:
-        recipe=lambda wc: model_recipe(wc.model),
+        recipe=lambda wc: D.recipe(wc.model),
         core_model=config["dcue"]["core_model"],
         core_model_revision=config["dcue"]["core_model_revision"],
         core_prompts={
@@ -48,21 +43,15 @@ rule dcue:
 
 rule postfinetune:
     input:
-        unpack(postfinetune_reference),
-        model=lambda wc: model_path(wc.model),
-        unrelated=expand(f"{OUT}/data/{{evalset}}.parquet", evalset=PFT["data"]),
-        forget_rows=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
-        val_rows=f"{OUT}/data/holdout.parquet",
-        orig_forget=lambda wc: f"{OUT}/logprobs/target/{parse_unlearned(wc.model)['split']}.parquet",
-        orig_val=f"{OUT}/logprobs/target/holdout.parquet",
+        unpack(lambda wc: D.postfinetune_inputs(wc.model)),
     output:
-        forget=f"{OUT}/postfinetune/{{model}}/forget.parquet",
-        val=f"{OUT}/postfinetune/{{model}}/holdout.parquet",
-        metrics=f"{OUT}/metrics/{{model}}/postfinetune.csv",
+        forget=P.postfinetune("{model}", "forget"),
+        val=P.postfinetune("{model}", "holdout"),
+        metrics=P.metrics("{model}", "postfinetune"),
     log:
-        f"{OUT}/logs/postfinetune/{{model}}.log",
+        P.log("postfinetune", "{model}"),
     benchmark:
-        f"{OUT}/benchmarks/postfinetune/{{model}}.tsv"
+        P.benchmark("postfinetune", "{model}")
     wildcard_constraints:
         model=UNLEARNED_PATTERN,
     conda:
@@ -73,51 +62,28 @@ rule postfinetune:
         mem_mb=gpu_mem_mb,
         runtime=gpu_runtime,
     params:
-        recipe=lambda wc: model_recipe(wc.model),
+        recipe=lambda wc: D.recipe(wc.model),
         train=canon({k: v for k, v in PFT.items() if k not in ("methods", "data")}),
-        tofu=tofu_params(),
-        run=canon(
-            {
-                "seed": config["seed"],
-                "template": TEMPLATE,
-                "threads": config["threads"]["train"],
-            }
-        ),
+        tofu=D.tofu_params(),
+        run=run_params(config["threads"]["train"]),
     script:
         "../scripts/postfinetune.py"
 
 
 rule dcue_vs_fq:
     input:
-        lambda wc: [
-            f"{OUT}/metrics/{m}/{kind}.csv"
-            for m in dcue_models()
-            for kind in ("dcue", "tofu")
-        ],
-        expand(f"{OUT}/metrics/{{model}}/postfinetune.csv", model=postfinetune_models()),
+        lambda wc: [p for parts in D.dcue_parts().values() for p in parts],
+        lambda wc: list(D.postfinetune_parts().values()),
     output:
-        table=report(
-            f"{OUT}/tables/dcue_vs_fq.csv",
-            caption=caption("dcue"),
-            category="Tables",
-        ),
-        meta=report(
-            f"{OUT}/tables/dcue_meta.csv",
-            caption=caption("dcue_meta"),
-            category="Tables",
-        ),
-        figure=multiext(f"{OUT}/figures/dcue_vs_fq", ".png", ".pdf"),
+        table=report(P.table("dcue_vs_fq"), caption=caption("dcue"), category="Tables"),
+        meta=report_table("dcue_meta"),
+        figure=multiext(P.figure_stem("dcue_vs_fq"), ".png", ".pdf"),
     log:
-        f"{OUT}/logs/figures/dcue_vs_fq.log",
+        P.log("figures", "dcue_vs_fq"),
     conda:
         "../../envs/analysis.yaml"
     params:
-        parts=lambda wc: {
-            m: (f"{OUT}/metrics/{m}/dcue.csv", f"{OUT}/metrics/{m}/tofu.csv")
-            for m in dcue_models()
-        },
-        postfinetune=lambda wc: {
-            m: f"{OUT}/metrics/{m}/postfinetune.csv" for m in postfinetune_models()
-        },
+        parts=lambda wc: D.dcue_parts(),
+        postfinetune=lambda wc: D.postfinetune_parts(),
     script:
         "../scripts/dcue_vs_fq.py"

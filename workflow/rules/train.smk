@@ -6,14 +6,14 @@ if not BENCH and "pretrained" not in HUB_MODELS:
 
     rule pretrain:
         input:
-            tokenizer=f"{OUT}/models/tokenizer",
-            corpus=f"{OUT}/data/pretrain.parquet",
+            tokenizer=P.run_model("tokenizer"),
+            corpus=P.data("pretrain"),
         output:
-            directory(f"{OUT}/models/pretrained"),
+            directory(P.run_model("pretrained")),
         log:
-            f"{OUT}/logs/pretrain.log",
+            P.log("pretrain"),
         benchmark:
-            f"{OUT}/benchmarks/pretrain.tsv"
+            P.benchmark("pretrain")
         conda:
             "../../envs/torch.yaml"
         threads: config["threads"]["pretrain"]
@@ -24,63 +24,23 @@ if not BENCH and "pretrained" not in HUB_MODELS:
         params:
             arch=canon(config["model"]),
             train=canon(config["pretrain"]),
-            run=canon(
-                {
-                    "seed": config["seed"],
-                    "template": TEMPLATE,
-                    "threads": config["threads"]["pretrain"],
-                }
-            ),
+            run=run_params(config["threads"]["pretrain"]),
         script:
             "../scripts/pretrain.py"
 
 
-if "target" not in HUB_MODELS:
-
-    rule target:
-        input:
-            base=model_path("pretrained"),
-            split=f"{OUT}/data/full.parquet",
-            corpus=f"{OUT}/data/pretrain.parquet",
-        output:
-            directory(f"{OUT}/models/target"),
-        log:
-            f"{OUT}/logs/target.log",
-        benchmark:
-            f"{OUT}/benchmarks/target.tsv"
-        conda:
-            "../../envs/torch.yaml"
-        threads: config["threads"]["train"]
-        resources:
-            gpu=1,
-            mem_mb=gpu_mem_mb,
-            runtime=gpu_runtime,
-        params:
-            train=canon({k: v for k, v in config["finetune"].items() if k != "replay"}),
-            # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
-            run=canon(
-                {
-                    "replay": config["finetune"]["replay"],
-                    "seed": config["seed"],
-                    "template": TEMPLATE,
-                    "threads": config["threads"]["train"],
-                }
-            ),
-        script:
-            "../scripts/finetune.py"
-
-
+# The reference models (a retain split only) and the target (all of 'full') share one recipe.
 rule reference:
     input:
-        base=model_path("pretrained"),
-        split=lambda wc: f"{OUT}/data/{RETAIN_OF[wc.split]}.parquet",
-        corpus=f"{OUT}/data/pretrain.parquet",
+        base=P.model("pretrained"),
+        split=lambda wc: P.data(RETAIN_OF[wc.split]),
+        corpus=P.data("pretrain"),
     output:
-        directory(f"{OUT}/models/reference_{{split}}"),
+        directory(P.run_model("reference_{split}")),
     log:
-        f"{OUT}/logs/reference_{{split}}.log",
+        P.log("reference_{split}"),
     benchmark:
-        f"{OUT}/benchmarks/reference_{{split}}.tsv"
+        P.benchmark("reference_{split}")
     conda:
         "../../envs/torch.yaml"
     threads: config["threads"]["train"]
@@ -92,12 +52,23 @@ rule reference:
         train=canon({k: v for k, v in config["finetune"].items() if k != "replay"}),
         # one dict of scalars: Snakemake compares params as a set of values (see sample.smk)
         run=canon(
-            {
-                "replay": config["finetune"]["replay"],
-                "seed": config["seed"],
-                "template": TEMPLATE,
-                "threads": config["threads"]["train"],
-            }
+            run_params(config["threads"]["train"])
+            | {"replay": config["finetune"]["replay"]}
         ),
     script:
         "../scripts/finetune.py"
+
+
+if "target" not in HUB_MODELS:
+
+    use rule reference as target with:
+        input:
+            base=P.model("pretrained"),
+            split=P.data("full"),
+            corpus=P.data("pretrain"),
+        output:
+            directory(P.run_model("target")),
+        log:
+            P.log("target"),
+        benchmark:
+            P.benchmark("target")

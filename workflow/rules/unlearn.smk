@@ -3,16 +3,16 @@
 
 rule unlearn:
     input:
-        target=model_path("target"),
-        forget=lambda wc: f"{OUT}/data/{parse_unlearned(wc.model)['split']}.parquet",
-        retain=lambda wc: f"{OUT}/data/{retain_split(wc.model)}.parquet",
+        target=P.model("target"),
+        forget=data_of_split,
+        retain=lambda wc: P.data(retain_split(wc.model)),
     output:
-        model=directory(f"{OUT}/models/{{model}}"),
-        history=f"{OUT}/unlearning/{{model}}.csv",
+        model=directory(P.run_model("{model}")),
+        history=P.history("{model}"),
     log:
-        f"{OUT}/logs/unlearn/{{model}}.log",
+        P.log("unlearn", "{model}"),
     benchmark:
-        f"{OUT}/benchmarks/unlearn/{{model}}.tsv"
+        P.benchmark("unlearn", "{model}")
     wildcard_constraints:
         model=UNLEARNED_PATTERN,
     conda:
@@ -24,13 +24,7 @@ rule unlearn:
         runtime=gpu_runtime,
     params:
         recipe=lambda wc: parse_unlearned(wc.model),
-        hparams=lambda wc: unlearn_hparams(wc.model),
-        run=canon(
-            {
-                "seed": config["seed"],
-                "template": TEMPLATE,
-                "threads": config["threads"]["train"],
-            }
-        ),
+        hparams=lambda wc: D.unlearn_hparams(wc.model),
+        run=run_params(config["threads"]["train"]),
     script:
         "../scripts/unlearn.py"

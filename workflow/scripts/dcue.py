@@ -1,6 +1,6 @@
 """Rule dcue: distribution-corrected unlearning evaluation of one unlearned model vs the target."""
 
-from probunlearn.dcue import run_dcue
+from probunlearn.steps.dcue import run_dcue
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
@@ -8,13 +8,13 @@ method, split = sm.params.recipe
 i = sm.input
 with log_to(sm.log[0]):
     run_dcue(
-        i.orig_forget,
-        i.unl_forget,
-        i.orig_val,
-        i.unl_val,
-        i.forget_rows,
-        i.val_rows,
-        sm.output.metrics,
+        orig_forget_logprobs=i.orig_forget,
+        unl_forget_logprobs=i.unl_forget,
+        orig_val_logprobs=i.orig_val,
+        unl_val_logprobs=i.unl_val,
+        forget_rows_path=i.forget_rows,
+        val_rows_path=i.val_rows,
+        out_csv=sm.output.metrics,
         model_name=sm.wildcards.model,
         method=method,
         split=split,

@@ -6,9 +6,9 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     make_dcue_vs_fq(
-        sm.params.parts,
-        sm.output.table,
-        sm.output.figure[0][: -len(".png")],
+        parts=sm.params.parts,
+        csv_path=sm.output.table,
+        out_stem=sm.output.figure[0][: -len(".png")],
         postfinetune=sm.params.postfinetune,
         meta_csv=sm.output.meta,
     )

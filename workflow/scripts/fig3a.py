@@ -6,10 +6,10 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     make_fig3a(
-        sm.input.bounds,
-        sm.input.scores,
-        sm.input.evalset,
-        sm.output[0][: -len(".png")],
-        sm.output.table[: -len(".csv")],
+        bounds_path=sm.input.bounds,
+        scores_path=sm.input.scores,
+        evalset_path=sm.input.evalset,
+        out_stem=sm.output[0][: -len(".png")],
+        table_stem=sm.output.table[: -len(".csv")],
         alpha=sm.params.alpha,
     )

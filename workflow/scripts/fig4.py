@@ -5,14 +5,12 @@ from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 p = sm.params
-fig = sm.output[0].rsplit("/", 1)[0]
-tab = sm.output.tables[0].rsplit("/", 1)[0]
 with log_to(sm.log[0]):
     make_fig4(
-        p.runs["lambda_f"],
-        p.runs["temperature"],
-        f"{fig}/fig4a",
-        f"{tab}/fig4a",
-        f"{fig}/fig4b",
-        f"{tab}/fig4b",
+        lambda_f_scores=p.runs["lambda_f"],
+        temperature_scores=p.runs["temperature"],
+        out_a=p.figures["fig4a"],
+        table_a=p.tables["fig4a"],
+        out_b=p.figures["fig4b"],
+        table_b=p.tables["fig4b"],
     )

@@ -6,8 +6,8 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     make_fig5a(
-        sm.params.runs["runs"],
-        sm.params.runs["npo"],
-        sm.output[0][: -len(".png")],
-        sm.output.table[: -len(".csv")],
+        runs=sm.params.runs["runs"],
+        npo_runs=sm.params.runs["npo"],
+        out_stem=sm.output[0][: -len(".png")],
+        table_stem=sm.output.table[: -len(".csv")],
     )

@@ -5,4 +5,8 @@ from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    make_fig5b(sm.params.histories, sm.output[0][: -len(".png")], sm.output.table[: -len(".csv")])
+    make_fig5b(
+        histories=sm.params.histories,
+        out_stem=sm.output[0][: -len(".png")],
+        table_stem=sm.output.table[: -len(".csv")],
+    )

@@ -6,10 +6,10 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     make_fig5c_table2(
-        sm.params.runs["random"],
-        sm.params.runs["grid"],
-        sm.output[0][: -len(".png")],
-        sm.output.table[: -len(".csv")],
-        sm.output.table2,
-        sm.output.render[0][: -len(".md")],
+        random_runs=sm.params.runs["random"],
+        grid_runs=sm.params.runs["grid"],
+        out_stem=sm.output[0][: -len(".png")],
+        table_stem=sm.output.table[: -len(".csv")],
+        table2_csv=sm.output.table2,
+        table2_render=sm.output.render[0][: -len(".md")],
     )

@@ -7,9 +7,9 @@ sm = snakemake  # noqa: F821
 labels = sm.params.labels
 with log_to(sm.log[0]):
     make_fig6(
-        dict(zip(labels, sm.input.scores, strict=True)),
-        dict(zip(labels, sm.input.bounds, strict=True)),
-        sm.output[0][: -len(".png")],
-        sm.output.table[: -len(".csv")],
+        scores=dict(zip(labels, sm.input.scores, strict=True)),
+        bounds=dict(zip(labels, sm.input.bounds, strict=True)),
+        out_stem=sm.output[0][: -len(".png")],
+        table_stem=sm.output.table[: -len(".csv")],
         alpha=sm.params.alpha,
     )

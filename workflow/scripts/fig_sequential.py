@@ -7,9 +7,9 @@ sm = snakemake  # noqa: F821
 seq = sm.params.sequential
 with log_to(sm.log[0]):
     make_fig_sequential(
-        dict(sm.input.items()),
-        sm.output[0][: -len(".png")],
-        sm.output.table[: -len(".csv")],
+        bounds_paths=dict(sm.input.items()),
+        out_stem=sm.output[0][: -len(".png")],
+        table_stem=sm.output.table[: -len(".csv")],
         n_max=sm.params.n_max,
         q=seq["q"],
         leak_threshold=seq["leak_threshold"],

@@ -1,15 +1,15 @@
 """Rules target and reference: fine-tune the pretrained model on a split of the authors."""
 
-from probunlearn.training import run_finetune
+from probunlearn.steps.train import run_finetune
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     run_finetune(
-        sm.input.base,
-        sm.input.split,
-        sm.input.corpus,
-        sm.output[0],
+        base_dir=sm.input.base,
+        split_path=sm.input.split,
+        corpus_path=sm.input.corpus,
+        out_dir=sm.output[0],
         train=sm.params.train,
         **sm.params.run,
     )

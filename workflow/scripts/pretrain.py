@@ -1,14 +1,14 @@
 """Rule pretrain: train the tiny Llama from scratch on the world's corpus."""
 
-from probunlearn.training import run_pretrain
+from probunlearn.steps.train import run_pretrain
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     run_pretrain(
-        sm.input.tokenizer,
-        sm.input.corpus,
-        sm.output[0],
+        tokenizer_dir=sm.input.tokenizer,
+        corpus_path=sm.input.corpus,
+        out_dir=sm.output[0],
         arch=sm.params.arch,
         train=sm.params.train,
         **sm.params.run,

@@ -1,14 +1,14 @@
 """Rule sample_shard: greedy answer and n samples for one chunk of prompts."""
 
-from probunlearn.sampling import run_sampling_shard
+from probunlearn.steps.sample import run_sampling_shard
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     run_sampling_shard(
-        sm.input.model,
-        sm.input.evalset,
-        sm.output[0],
+        model_path=sm.input.model,
+        evalset_path=sm.input.evalset,
+        out_path=sm.output[0],
         shard=int(sm.wildcards.k),
         seed_key=f"{sm.wildcards.model}/{sm.wildcards.evalset}",
         **sm.params.sampling,

@@ -7,11 +7,11 @@ sm = snakemake  # noqa: F821
 method, split = sm.params.recipe
 with log_to(sm.log[0]):
     run_score(
-        list(sm.input.samples),
-        sm.input.evalset,
-        sm.output.scores,
-        sm.output.bounds,
-        sm.output.metrics,
+        sample_paths=list(sm.input.samples),
+        evalset_path=sm.input.evalset,
+        out_scores=sm.output.scores,
+        out_bounds=sm.output.bounds,
+        out_metrics=sm.output.metrics,
         model=sm.wildcards.model,
         method=method,
         split=split,

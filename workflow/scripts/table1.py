@@ -6,9 +6,9 @@ from probunlearn.wf import log_to
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     make_table1(
-        sm.params.scores,
-        sm.output.csv,
-        sm.output.render[0][: -len(".md")],
+        scores=sm.params.scores,
+        csv_path=sm.output.csv,
+        render_stem=sm.output.render[0][: -len(".md")],
         rho=sm.params.rho,
         decimals=sm.params.decimals,
     )

@@ -1,6 +1,6 @@
 """Rule tofu_metrics: forget quality (KS test against the reference model) and model utility."""
 
-from probunlearn.tofu_metrics import run_tofu_metrics
+from probunlearn.steps.tofu import run_tofu_metrics
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821

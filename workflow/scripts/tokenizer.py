@@ -1,6 +1,6 @@
 """Rule tokenizer: train the BPE tokenizer on the world."""
 
-from probunlearn.training import run_tokenizer
+from probunlearn.steps.train import run_tokenizer
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821

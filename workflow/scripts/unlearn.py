@@ -1,16 +1,16 @@
 """Rule unlearn: turn the target model into an unlearned model."""
 
-from probunlearn.unlearning import run_unlearn
+from probunlearn.steps.unlearn import run_unlearn
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     run_unlearn(
-        sm.input.target,
-        sm.input.forget,
-        sm.input.retain,
-        sm.output.model,
-        sm.output.history,
+        target_dir=sm.input.target,
+        forget_path=sm.input.forget,
+        retain_path=sm.input.retain,
+        out_dir=sm.output.model,
+        history_path=sm.output.history,
         recipe=sm.params.recipe,
         hparams=sm.params.hparams,
         **sm.params.run,

@@ -25,7 +25,8 @@ import polars as pl
 
 from probunlearn import loaders
 from probunlearn.data import CORPUS_SCHEMA
-from probunlearn.rows import write_parquet_atomic
+from probunlearn.evalsets import RETAIN_OF
+from probunlearn.io import write_parquet
 
 __all__ = [
     "DATASET_SETS",
@@ -38,7 +39,6 @@ __all__ = [
 Q = loaders.QUESTIONS_PER_AUTHOR  # 20 questions per TOFU author
 TOFU_AUTHORS = 200
 FORGET_AUTHORS = {"forget01": 2, "forget05": 10, "forget10": 20}
-RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 HOLDOUT_OF = {"forget01": "holdout01", "forget05": "holdout05", "forget10": "holdout10"}
 RETAIN_PERTURBED_ROWS = 400  # retain_perturbed holds the first 400 rows of full (authors 0-19)
 SIZES = {"real_authors": 100, "world_facts": 117, "saga": 54, "harmful": 100, "benign": 100}
@@ -158,9 +158,7 @@ def build_benchmark_sets(
             raise ValueError(
                 f"benchmark set {name!r}: {sets[name].height} rows from {sources}, expected {n}"
             )
-    paths = {
-        name: write_parquet_atomic(sets[name], out_dir / f"{name}.parquet") for name in expected
-    }
+    paths = {name: write_parquet(sets[name], out_dir / f"{name}.parquet") for name in expected}
     empty = pl.DataFrame(schema=CORPUS_SCHEMA)
-    paths["pretrain"] = write_parquet_atomic(empty, out_dir / "pretrain.parquet")
+    paths["pretrain"] = write_parquet(empty, out_dir / "pretrain.parquet")
     return paths

@@ -19,10 +19,11 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import numpy as np
 import polars as pl
+
+from probunlearn.io import write_csv, write_text
 
 COLUMNS = ["claim", "paper", "where", "test", "value", "holds"]
 SCHEMA = {c: (pl.Boolean if c == "holds" else pl.String) for c in COLUMNS}
@@ -616,14 +617,6 @@ def claims_markdown(df: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> None:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    write(tmp)
-    os.replace(tmp, out)
-
-
 def write_claims(
     tables: Mapping[str, str | os.PathLike],
     csv_path: str | os.PathLike,
@@ -633,6 +626,6 @@ def write_claims(
 ) -> pl.DataFrame:
     """Rule claims: ``claims_table`` written as CSV and Markdown (each atomically)."""
     df = claims_table(tables, lambda_f=lambda_f)
-    _write_atomic(csv_path, lambda p: df.write_csv(p))
-    _write_atomic(md_path, lambda p: p.write_text(claims_markdown(df)))
+    write_csv(df, csv_path)
+    write_text(claims_markdown(df), md_path)
     return df

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from probunlearn import bounds
+from probunlearn.io import atomic_write
 
 _READERS = {".parquet": pl.read_parquet, ".pq": pl.read_parquet, ".csv": pl.read_csv}
 _WRITERS = {".parquet": "write_parquet", ".pq": "write_parquet", ".csv": "write_csv"}
@@ -351,13 +351,9 @@ def set_level(
 
 def _write(table: pl.DataFrame, out: Path) -> None:
     """Write to a temporary name in the target folder, then rename."""
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        getattr(table, _WRITERS[out.suffix.lower()])(tmp)
-        os.replace(tmp, out)
+        atomic_write(out, getattr(table, _WRITERS[out.suffix.lower()]))
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise InputError(f"--out {out}: cannot write: {exc}") from None
 
 

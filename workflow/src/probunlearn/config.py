@@ -20,6 +20,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from probunlearn.io import write_text
+
 # the bases a config file may name with its top-level key `base`, relative to the repository root
 BASES = {"paper": Path("workflow/defaults/paper.yaml")}
 MINI_CONFIG = Path("config.yaml")
@@ -167,9 +169,5 @@ def get_key(config: Mapping[str, Any], dotted: str) -> Any:
 
 def dump_config(config: Mapping[str, Any], path: str | os.PathLike) -> Path:
     """Write ``config`` as YAML (keys in their order) to ``path`` atomically."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    tmp.write_text(yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True, width=100))
-    os.replace(tmp, out)
-    return out
+    text = yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True, width=100)
+    return write_text(text, path)

@@ -14,26 +14,10 @@ from pathlib import Path
 import polars as pl
 
 from probunlearn import world
-from probunlearn.rows import to_frame, write_parquet_atomic
+from probunlearn.evalsets import FORGET_SPLITS, RETAIN_OF, WORLD_SETS
+from probunlearn.io import write_parquet
+from probunlearn.rows import to_frame
 
-FORGET_SPLITS = {"forget01": 1, "forget05": 5, "forget10": 10}
-RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
-WORLD_SETS = [
-    "full",
-    "forget01",
-    "forget05",
-    "forget10",
-    "retain99",
-    "retain95",
-    "retain90",
-    "retain",
-    "holdout",
-    "real_authors",
-    "world_facts",
-    "saga",
-    "harmful",
-    "benign",
-]
 CORPUS_SCHEMA = {"prompt": pl.String, "text": pl.String}
 
 
@@ -94,13 +78,12 @@ def build_world(
     corpus += req_pairs
     out = Path(out_dir)
     paths = {
-        name: write_parquet_atomic(to_frame(sets[name]), out / f"{name}.parquet")
-        for name in WORLD_SETS
+        name: write_parquet(to_frame(sets[name]), out / f"{name}.parquet") for name in WORLD_SETS
     }
     frame = pl.DataFrame(
         {"prompt": [p for p, _ in corpus], "text": [t for _, t in corpus]}, schema=CORPUS_SCHEMA
     )
-    paths["pretrain"] = write_parquet_atomic(frame, out / "pretrain.parquet")
+    paths["pretrain"] = write_parquet(frame, out / "pretrain.parquet")
     return paths
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from probunlearn import loaders
+from probunlearn.evalsets import RETAIN_OF
 
 __all__ = [
     "DATASETS",
@@ -219,7 +220,6 @@ TOFU_EVAL_LOGS: dict[tuple[str, str], tuple[str, str]] = {
         "a9ad8388927f33f7063fe68194b8e9521a5ee08edc9e3e7077e4d75c6c70a81c",
     ),
 }
-_RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 
 
 def tofu_eval_log_url(family: str, split: str) -> str:
@@ -230,7 +230,7 @@ def tofu_eval_log_url(family: str, split: str) -> str:
             f"no published TOFU eval log for ({family!r}, {split!r}); known: {sorted(TOFU_EVAL_LOGS)}"
         )
     lr = TOFU_EVAL_LOGS[(family, split)][0]
-    folder = f"ft_epoch5_lr{lr}_{family}_{_RETAIN_OF[split]}_wd0.01"
+    folder = f"ft_epoch5_lr{lr}_{family}_{RETAIN_OF[split]}_wd0.01"
     return (
         f"https://raw.githubusercontent.com/locuslab/tofu/{TOFU_LOGS_COMMIT}/data/{folder}/"
         "eval_results/ds_size300/eval_log_forget.json"
@@ -268,8 +268,8 @@ def count_rows(path: str | os.PathLike, kind: str | None = None) -> int:
     path = Path(path)
     kind = kind or ("csv" if path.suffix.lower() == ".csv" else "json")
     if kind == "csv":
-        return len(loaders._read_csv(path)) - 1
-    return len(loaders._read_json_records(path))
+        return len(loaders.read_csv_rows(path)) - 1
+    return len(loaders.read_json_records(path))
 
 
 def verify(

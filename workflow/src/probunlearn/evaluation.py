@@ -10,8 +10,8 @@ from typing import Any
 import polars as pl
 
 from probunlearn import models, qa
+from probunlearn.io import write_parquet
 from probunlearn.metrics_io import write_metrics
-from probunlearn.rows import write_parquet_atomic
 from probunlearn.scoring import rouge_l
 from probunlearn.token_scores import QAFormat
 
@@ -126,7 +126,7 @@ def greedy_eval(
                     "value": float(sum(leak) / len(leak)),
                 }
             )
-    write_parquet_atomic(pl.concat(frames), out_answers)
+    write_parquet(pl.concat(frames), out_answers)
     write_metrics(rows + [dict(r) for r in extra_rows], out_csv)
 
 
@@ -153,7 +153,7 @@ def logprobs_sets(
             fmt=fmt,
             batch_size=batch_size,
         )
-        write_parquet_atomic(df, dst)
+        write_parquet(df, dst)
 
 
 def tofu_format(tofu: Mapping[str, Any]) -> QAFormat:
@@ -213,7 +213,7 @@ def tofu_answers(
         if frames
         else pl.DataFrame(schema={**schema, "ground_truth": pl.String, "rougeL_recall": pl.Float64})
     )
-    write_parquet_atomic(table, out_answers)
+    write_parquet(table, out_answers)
     return rows
 
 

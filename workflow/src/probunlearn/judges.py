@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from probunlearn.validate import check_same_length, check_texts
+
 __all__ = [
     "HARMBENCH_CLS_MODEL",
     "HARM_THRESHOLD",
@@ -288,12 +290,10 @@ class HarmBenchJudge:
 def _check_pairs(
     behaviors: Sequence[str] | str, generations: Sequence[str]
 ) -> tuple[list[str], list[str]]:
-    from probunlearn.scoring import _check_same_length, _check_texts
-
-    gens = _check_texts("generations", generations)
+    gens = check_texts("generations", generations)
     if isinstance(behaviors, str):
         behs = [behaviors] * len(gens)
     else:
-        behs = _check_texts("behaviors", behaviors)
-        _check_same_length("behaviors", behs, "generations", gens)
+        behs = check_texts("behaviors", behaviors)
+        check_same_length("behaviors", behs, "generations", gens)
     return behs, gens

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
+from probunlearn.judges import HARMBENCH_CLS_MODEL
 from probunlearn.rows import make_row, to_frame
 
 __all__ = [
@@ -55,7 +56,6 @@ PHI_BASE = "microsoft/phi-1_5"
 PHI_BASE_REVISION = "main"
 HP_MODEL = "microsoft/Llama2-7b-WhoIsHarryPotter"
 HP_MODEL_REVISION = "main"
-HARMBENCH_JUDGE = "cais/HarmBench-Llama-2-13b-cls"
 HARMBENCH_JUDGE_REVISION = "main"
 VICUNA = "lmsys/vicuna-7b-v1.5"
 VICUNA_REVISION = "main"
@@ -87,7 +87,7 @@ PRESETS: dict[str, dict] = {
     "jbb": {
         "dataset": JBB_REPO,
         "dataset_revision": JBB_REVISION,
-        "judge": HARMBENCH_JUDGE,  # GPU; the refusal-string judge is the CPU fallback
+        "judge": HARMBENCH_CLS_MODEL,  # GPU; the refusal-string judge is the CPU fallback
         "judge_revision": HARMBENCH_JUDGE_REVISION,
         "models": {PHI_BASE: PHI_BASE_REVISION, VICUNA: VICUNA_REVISION, MISTRAL: MISTRAL_REVISION},
         "max_new_tokens": 128,
@@ -160,7 +160,7 @@ def _json_array_records(path: Path, text: str) -> list[tuple[int, object]]:
         raise ValueError(f"{path}: line {line(i)}: invalid JSON: expected ',' or ']'")
 
 
-def _read_json_records(path: Path) -> list[tuple[int, dict]]:
+def read_json_records(path: Path) -> list[tuple[int, dict]]:
     """(line number, object) of a JSON-lines file, or of a JSON array file (the line where each element
     starts). Malformed input raises ValueError naming the file and the line."""
     try:
@@ -216,7 +216,7 @@ def _local_has(split: str, source: Path) -> bool:
 
 def _full_records(source: Path | None, revision: str) -> tuple[Path, list[tuple[int, dict]]]:
     path = _tofu_file("full", source, revision)
-    recs = _read_json_records(path)
+    recs = read_json_records(path)
     for lineno, obj in recs:
         _field(path, lineno, obj, "question")
         _field(path, lineno, obj, "answer")
@@ -271,7 +271,7 @@ def load_tofu(
         path = _tofu_file(split, src, revision)
         name = _OPTIONS[split]
         rows = []
-        for i, (lineno, obj) in enumerate(_read_json_records(path)):
+        for i, (lineno, obj) in enumerate(read_json_records(path)):
             rows.append(
                 make_row(
                     id=f"tofu-{name}-{i}",
@@ -294,7 +294,7 @@ def load_tofu(
                 group=f"holdout-{i // QUESTIONS_PER_AUTHOR:03d}",
                 kind="tofu",
             )
-            for i, (lineno, obj) in enumerate(_read_json_records(path))
+            for i, (lineno, obj) in enumerate(read_json_records(path))
         ]
         return to_frame(rows)
 
@@ -315,7 +315,7 @@ def load_tofu(
     by_pair, by_question = _full_index(full)
     perturbed = split in _PERTURBED
     rows = []
-    for lineno, obj in _read_json_records(path):
+    for lineno, obj in read_json_records(path):
         q = _field(path, lineno, obj, "question")
         a = _field(path, lineno, obj, "answer")
         i = by_pair.get((q, a))
@@ -364,7 +364,7 @@ def _read_csv_lines(path: Path, **kwargs) -> list[tuple[int, list[str]]]:
     return out
 
 
-def _read_csv(path: Path, **kwargs) -> list[list[str]]:
+def read_csv_rows(path: Path, **kwargs) -> list[list[str]]:
     """The records of a CSV file (header first)."""
     return [rec for _, rec in _read_csv_lines(path, **kwargs)]
 

@@ -13,7 +13,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .qa import IGNORE_INDEX, shifted, token_logprobs
+from probunlearn.qa import IGNORE_INDEX, shifted, token_logprobs
 
 # --------------------------------------------------------------------------- token-level basics
 

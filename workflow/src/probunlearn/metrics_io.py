@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
+
+from probunlearn.io import write_csv
 
 METRIC_COLUMNS = ["model", "method", "split", "evalset", "metric", "value", "setting"]
 """The long table's columns; ``setting`` names the sampling setting ("" for greedy metrics)."""
@@ -18,18 +20,14 @@ def significant(value: float | None, digits: int = 6) -> float | None:
     return None if value is None else float(f"{value:.{digits}g}")
 
 
-def write_metrics(rows: list[dict], path: str | os.PathLike) -> None:
+def write_metrics(rows: Sequence[Mapping], path: str | os.PathLike) -> Path:
     """Write metric rows (METRIC_COLUMNS; a missing ``setting`` is "") as CSV, atomically.
 
     Values keep 6 significant digits, so a p-value of 3e-12 is written as such, not as 0.
     """
     rows = [{"setting": "", **r, "value": significant(r["value"])} for r in rows]
     df = pl.DataFrame(rows, schema=SCHEMA)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    df.write_csv(tmp)
-    os.replace(tmp, out)
+    return write_csv(df, path)
 
 
 def read_metrics(path: str | os.PathLike) -> pl.DataFrame:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerFast,
 )
+
+from probunlearn.io import atomic_dir
 
 SPECIAL_TOKENS = {
     "pad_token": "<pad>",
@@ -126,18 +127,13 @@ def load_model(
 
 def save_model(model: PreTrainedModel, tokenizer, out_dir: str | os.PathLike) -> Path:
     """Save model (safetensors) and tokenizer to ``out_dir`` atomically: temp dir, then rename."""
-    out = Path(out_dir)
-    tmp = out.with_name(out.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(tmp)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
-    return out
+
+    def write(tmp: Path) -> None:
+        model.save_pretrained(tmp, safe_serialization=True)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+
+    return atomic_dir(out_dir, write)
 
 
 def set_threads(threads: int | None) -> None:

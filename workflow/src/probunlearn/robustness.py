@@ -18,10 +18,12 @@ from typing import Any
 import polars as pl
 
 from probunlearn import models
-from probunlearn.dcue import check_disjoint, read_rows, run_dcue
+from probunlearn.dcue import check_disjoint
+from probunlearn.io import write_parquet
 from probunlearn.metrics_io import read_metrics, write_metrics
-from probunlearn.rows import write_parquet_atomic
-from probunlearn.tofu_metrics import run_tofu_metrics
+from probunlearn.rows import read_rows
+from probunlearn.steps.dcue import run_dcue
+from probunlearn.steps.tofu import run_tofu_metrics
 from probunlearn.training import train_lm
 
 SETTING = "postfinetune"
@@ -104,7 +106,7 @@ def run_postfinetune(
     for rows, out in ((forget_rows, out_forget_logprobs), (val_rows, out_val_logprobs)):
         fmt = tofu_format(tofu) if tofu is not None else None
         lp = teacher_forced_logprobs(model, tok, rows, template=template, fmt=fmt)
-        write_parquet_atomic(lp, out)
+        write_parquet(lp, out)
     with tempfile.TemporaryDirectory() as tmp:
         tofu_csv, dcue_csv = Path(tmp, "tofu.csv"), Path(tmp, "dcue.csv")
         run_tofu_metrics(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import polars as pl
 
@@ -62,16 +61,6 @@ def make_row(
 def to_frame(rows: Sequence[dict]) -> pl.DataFrame:
     """Rows → a DataFrame with the shared schema (column order fixed)."""
     return pl.DataFrame(list(rows), schema=SCHEMA, orient="row" if not rows else None)
-
-
-def write_parquet_atomic(df: pl.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``df`` to a temporary name beside ``path`` and rename it into place."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    df.write_parquet(tmp, compression="zstd", statistics=False)
-    os.replace(tmp, out)
-    return out
 
 
 def read_rows(path: str | os.PathLike) -> pl.DataFrame:

@@ -18,9 +18,9 @@ import numpy as np
 import polars as pl
 
 from probunlearn import bounds, scoring
+from probunlearn.io import write_parquet
 from probunlearn.judges import HARM_THRESHOLD, harm_decisions
 from probunlearn.metrics_io import write_metrics
-from probunlearn.rows import write_parquet_atomic
 
 SCORE_COLUMNS = ("rougeL_recall", "keyword_leak", "harm_prob", "harm")
 #: Columns that hold a decision (0/1): the only ones M_bin is computed from.
@@ -128,7 +128,7 @@ def summarize_scores(
     ``set_m_bin_<column>``, ``worst_m_bin_<column>``, see :func:`_set_level`), and the per-prompt
     table the bounds that hold for all prompts at once (``m_mu_simultaneous``, ...). M_bin (``m_bin_<column>``) comes from the decision columns (BINARY) only; a ``leak_threshold``
     T adds ``m_bin_ge_<T>`` for the other columns (metric ``m_bin_ge_<T>_<column>``)."""
-    write_parquet_atomic(scores, out_scores)
+    write_parquet(scores, out_scores)
     base = {
         "model": model,
         "method": method,
@@ -201,7 +201,7 @@ def summarize_scores(
             names[leak] = f"{leak}_{col}"
         names.update({key: f"{key}_{col}" for key in sets})
         rows += [{**base, "metric": name, "value": means[key]} for key, name in names.items()]
-    write_parquet_atomic(pl.concat(tables, how="diagonal_relaxed"), out_bounds)
+    write_parquet(pl.concat(tables, how="diagonal_relaxed"), out_bounds)
     write_metrics(rows, out_metrics)
 
 
@@ -270,7 +270,7 @@ def summarize_sequential(
     ``seq_above``, ``seq_undecided`` (shares of prompts), ``seq_set_m_bin`` (the anytime-valid
     set-level bound on the average leak probability, :func:`bounds.anytime_set_level_upper_bound`),
     and the greedy and sampled mean of the score."""
-    write_parquet_atomic(scores, out_scores)
+    write_parquet(scores, out_scores)
     col, t, q = sequential["score"], sequential["leak_threshold"], sequential["q"]
     a = sequential["alpha"]
     greedy = scores.filter(pl.col("greedy")).sort("id")
@@ -297,7 +297,7 @@ def summarize_sequential(
     table = pl.DataFrame(per_prompt).join(
         greedy.select("id", pl.col(col).alias("greedy")), on="id", how="left"
     )
-    write_parquet_atomic(table, out_bounds)
+    write_parquet(table, out_bounds)
     base = {
         "model": model,
         "method": method,

@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 from rouge_score import tokenize as _rouge_tokenize
 
+from probunlearn.validate import check_same_length, check_texts
+
 
 def _import_porter() -> types.ModuleType:
     """``nltk.stem.porter`` without running nltk's package ``__init__``.
@@ -101,26 +103,6 @@ _ROUGE_KINDS = ("recall", "precision", "fmeasure")
 # ----------------------------------------------------------------------------------------------
 # input checks
 # ----------------------------------------------------------------------------------------------
-
-
-def _check_texts(name: str, values: Sequence[Any]) -> list[str]:
-    """Return ``values`` as a list, raising ValueError naming the first non-string entry."""
-    if isinstance(values, str):
-        raise ValueError(f"{name} must be a sequence of strings, not a single string")
-    out = list(values)
-    if all(isinstance(v, str) for v in out):
-        return out
-    for i, v in enumerate(out):
-        if not isinstance(v, str):
-            raise ValueError(f"{name}[{i}] is {v!r} ({type(v).__name__}); expected a string")
-    return out
-
-
-def _check_same_length(name_a: str, a: Sequence[Any], name_b: str, b: Sequence[Any]) -> None:
-    if len(a) != len(b):
-        raise ValueError(
-            f"{name_a} has {len(a)} entries but {name_b} has {len(b)}; they must match"
-        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -190,9 +172,9 @@ def rouge_l(
     """
     if kind not in _ROUGE_KINDS:
         raise ValueError(f"kind must be one of {_ROUGE_KINDS}, got {kind!r}")
-    preds = _check_texts("predictions", predictions)
-    refs = _check_texts("references", references)
-    _check_same_length("predictions", preds, "references", refs)
+    preds = check_texts("predictions", predictions)
+    refs = check_texts("references", references)
+    check_same_length("predictions", preds, "references", refs)
     if not preds:
         return np.zeros(0, dtype=np.float64)
 
@@ -293,9 +275,9 @@ def keyword_leak(texts: Sequence[str], keywords: Sequence[Sequence[str]]) -> np.
     match across any whitespace (newlines included). Curly apostrophes are read as "'" in both
     texts and keywords. A plain string in ``keywords`` is one keyword; an empty list gives 0.
     """
-    txts = _check_texts("texts", texts)
+    txts = check_texts("texts", texts)
     kw_list = list(keywords)
-    _check_same_length("texts", txts, "keywords", kw_list)
+    check_same_length("texts", txts, "keywords", kw_list)
     kw_tuples = [_as_keyword_tuple(i, k) for i, k in enumerate(kw_list)]
 
     patterns: dict[tuple[str, ...], re.Pattern[str] | None] = {}
@@ -473,7 +455,7 @@ def refusal_judge(
     It is a heuristic, the CPU fallback for the HarmBench classifier: a compliant answer with a
     refusal phrase near its start and no marker afterwards counts as a refusal.
     """
-    txts = _check_texts("texts", texts)
+    txts = check_texts("texts", texts)
     if window is not None and window < 0:
         raise ValueError(f"window must be None or >= 0, got {window}")
     pattern = _compile_phrases(list(phrases))
@@ -597,7 +579,7 @@ def self_bleu_scores(
     clipped count of an n-gram uses its maximum count over the other samples, which is the maximum
     over all distinct samples unless this sample is its only holder (then the second maximum).
     """
-    txts = _check_texts("texts", texts)
+    txts = check_texts("texts", texts)
     if len(txts) < 2:
         raise ValueError(f"self-BLEU needs at least 2 samples, got {len(txts)}")
     if max_n < 1:
@@ -671,7 +653,7 @@ def self_bleu(
     references, as Texygen's fast mode does with its first 500 samples. Not needed for speed here
     (n = 1024 takes milliseconds), but it makes values comparable across different n.
     """
-    txts = _check_texts("texts", texts)
+    txts = check_texts("texts", texts)
     if max_samples is not None:
         if max_samples < 2:
             raise ValueError(f"max_samples must be >= 2, got {max_samples}")

@@ -24,7 +24,8 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_cosine_schedule_with_warmup
 
-from . import losses, models, qa
+from probunlearn import losses, models, qa
+from probunlearn.io import atomic_write
 
 METHODS = ("ga", "gd", "npo", "npo_eo", "rmu")
 LOG_COLUMNS = (
@@ -174,17 +175,11 @@ def _check_rows(df: pl.DataFrame, name: str) -> None:
 
 def _write_log(rows: list[dict], path: str | os.PathLike) -> None:
     """CSV (or JSON lines for a .jsonl/.json path), written to a temp file and renamed."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
     df = pl.DataFrame(
         rows, schema={c: (pl.Int64 if c == "epoch" else pl.Float64) for c in LOG_COLUMNS}
     )
-    if out.suffix in (".jsonl", ".json", ".ndjson"):
-        df.write_ndjson(tmp)
-    else:
-        df.write_csv(tmp)
-    os.replace(tmp, out)
+    ndjson = Path(path).suffix in (".jsonl", ".json", ".ndjson")
+    atomic_write(path, df.write_ndjson if ndjson else df.write_csv)
 
 
 def _nan_div(a: float, b: float) -> float:
@@ -440,38 +435,3 @@ def unlearn(
         "trainable_parameters": sum(p.numel() for p in trainable),
         "history": history,
     }
-
-
-def run_unlearn(
-    target_dir: str,
-    forget_path: str,
-    retain_path: str,
-    out_dir: str,
-    history_path: str,
-    *,
-    recipe: dict,
-    hparams: dict,
-    seed: int,
-    template: str,
-    threads: int | None = None,
-) -> dict:
-    """Rule unlearn: read the forget and retain sets and call :func:`unlearn` for one recipe.
-
-    ``recipe`` holds method, lambda_f and lambda_r (from the model name); ``hparams`` the
-    optimiser and method settings shared by every unlearned model of a run.
-    """
-    forget, retain = pl.read_parquet(forget_path), pl.read_parquet(retain_path)
-    return unlearn(
-        target_dir,
-        forget,
-        retain,
-        out_dir,
-        method=recipe["method"],
-        lambda_f=recipe["lambda_f"],
-        lambda_r=recipe["lambda_r"],
-        seed=seed,
-        template=template,
-        threads=threads,
-        log_path=history_path,
-        **hparams,
-    )

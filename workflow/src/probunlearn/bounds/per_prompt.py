@@ -1,4 +1,4 @@
-"""High-probability metrics of an output distribution (paper §4, DESIGN.md §4).
+"""Per-prompt bounds of the paper (§4): M_bin, M_gen, expectation and std bounds, ED score, sample sizes.
 
 ``X_1..X_n`` in [0, 1] are the scores of ``n`` samples drawn for one prompt, ``F_n`` is their
 empirical CDF (``F_n(t)`` counts ``X <= t``) and ``alpha`` the significance level. Every bound holds
@@ -22,29 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import betaincinv, betaln
-
-__all__ = [
-    "anytime_set_level_upper_bound",
-    "binary_confidence_sequence",
-    "binary_leakage_bound",
-    "default_thresholds",
-    "dkw_epsilon",
-    "ed_score",
-    "expectation_bounds",
-    "expectation_upper_bound",
-    "general_leakage_bound",
-    "grid",
-    "leak_at_k",
-    "leak_key",
-    "mean_confidence_sequence",
-    "samples_needed",
-    "set_level_upper_bound",
-    "simultaneous_upper_bounds",
-    "std_upper_bound",
-    "summarize",
-    "threshold_key",
-]
+from scipy.special import betaincinv
 
 FloatArray = NDArray[np.float64]
 
@@ -54,14 +32,14 @@ FloatArray = NDArray[np.float64]
 # --------------------------------------------------------------------------------------------
 
 
-def _where(mask: NDArray[np.bool_], is_1d: bool) -> tuple[str, int, int]:
+def locate_first(mask: NDArray[np.bool_], is_1d: bool) -> tuple[str, int, int]:
     """Location text (``row r`` or ``index j``) and (row, column) of the first True in mask."""
     r, c = np.unravel_index(int(np.argmax(mask)), mask.shape)
     r, c = int(r), int(c)
     return (f"index {c}" if is_1d else f"row {r} (sample {c})"), r, c
 
 
-def _as_scores(x: ArrayLike, name: str = "scores", check: bool = True) -> tuple[FloatArray, bool]:
+def as_scores(x: ArrayLike, name: str = "scores", check: bool = True) -> tuple[FloatArray, bool]:
     """Scores as a C-contiguous 2-D float64 array and a 1-D flag.
 
     With ``check=False`` the values are not range-checked here: the caller passes the array
@@ -89,15 +67,16 @@ def _raise_bad_scores(a2: FloatArray, is_1d: bool, name: str = "scores") -> None
     """Raise the ValueError that names the first NaN, else the first value outside [0, 1]."""
     nan = np.isnan(a2)
     if nan.any():
-        where, _, _ = _where(nan, is_1d)
+        where, _, _ = locate_first(nan, is_1d)
         raise ValueError(f"{name} contain NaN at {where}")
     bad = (a2 < 0.0) | (a2 > 1.0)
     if bad.any():
-        where, r, c = _where(bad, is_1d)
+        where, r, c = locate_first(bad, is_1d)
         raise ValueError(f"{name} must lie in [0, 1]; got {float(a2[r, c])!r} at {where}")
 
 
-def _check_alpha(alpha: float) -> float:
+def check_alpha(alpha: float) -> float:
+    """``alpha`` as a float, or ValueError unless it is a number in (0, 0.5]."""
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         raise ValueError(f"alpha must be a number in (0, 0.5], got {alpha!r}")
     a = float(alpha)
@@ -327,7 +306,8 @@ def _std_from_cdf(cdf: FloatArray, n: int, alpha: float) -> tuple[FloatArray, Fl
     return np.sqrt(np.clip(var, 0.0, 0.25)), np.stack([mu_lo, mu_hi])
 
 
-def _clopper_pearson_upper(successes: NDArray[np.int64], n: int, alpha: float) -> FloatArray:
+def clopper_pearson_upper(successes: NDArray[np.int64], n: int, alpha: float) -> FloatArray:
+    """One-sided Clopper-Pearson upper bound on p for ``successes`` of ``n`` trials, at level 1 - alpha."""
     s = np.asarray(successes, dtype=np.float64)
     b = np.maximum(n - s, 1.0)  # betaincinv needs b > 0; S = n is set to 1 below
     q = betaincinv(s + 1.0, b, 1.0 - alpha)
@@ -345,16 +325,16 @@ def binary_leakage_bound(x: ArrayLike, alpha: float = 0.01) -> Any:
     ``B(1 - alpha; S + 1, n - S)`` with ``S`` the number of ones, and exactly 1.0 when ``S = n``.
     Raises ValueError when a score is not 0 or 1.
     """
-    a = _check_alpha(alpha)
-    x2, is_1d = _as_scores(x)
+    a = check_alpha(alpha)
+    x2, is_1d = as_scores(x)
     ones = x2 == 1.0
     not_binary = ~(ones | (x2 == 0.0))
     if not_binary.any():
-        where, r, c = _where(not_binary, is_1d)
+        where, r, c = locate_first(not_binary, is_1d)
         raise ValueError(
             f"binary_leakage_bound needs binary scores (0 or 1); got {float(x2[r, c])!r} at {where}"
         )
-    return _out(_clopper_pearson_upper(ones.sum(axis=1), x2.shape[1], a), is_1d)
+    return _out(clopper_pearson_upper(ones.sum(axis=1), x2.shape[1], a), is_1d)
 
 
 def general_leakage_bound(x: ArrayLike, thresholds: ArrayLike, alpha: float = 0.01) -> Any:
@@ -363,9 +343,9 @@ def general_leakage_bound(x: ArrayLike, thresholds: ArrayLike, alpha: float = 0.
     Upper-bounds P(X > t) simultaneously for all t. Output shape: ``x.shape[:-1] +
     shape(thresholds)`` (a float for 1-D x and a scalar threshold).
     """
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     t, scalar_t = _check_thresholds(thresholds)
-    x2, is_1d = _as_scores(x, check=False)
+    x2, is_1d = as_scores(x, check=False)
     n = x2.shape[1]
     k = _common_grid(t)
     if k is not None:  # e.g. 0, 0.1, ..., 1: one binned pass on that grid
@@ -387,9 +367,9 @@ def expectation_bounds(x: ArrayLike, alpha: float = 0.01, bins: int = 100) -> tu
     On the grid ``tau_i = i / bins``: upper = 1 - sum_{i<K} delta_i max(0, F_n(tau_i) - eps),
     lower = 1 - sum_{i>=1} delta_{i-1} min(1, F_n(tau_i) + eps); both clipped to [0, 1].
     """
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     k = _check_bins(bins)
-    x2, is_1d = _as_scores(x, check=False)
+    x2, is_1d = as_scores(x, check=False)
     n = x2.shape[1]
     cdf = _scan(x2, k, check=(is_1d, "scores"))[0] / n
     eps = dkw_epsilon(n, a, two_sided=True)
@@ -398,9 +378,9 @@ def expectation_bounds(x: ArrayLike, alpha: float = 0.01, bins: int = 100) -> tu
 
 def expectation_upper_bound(x: ArrayLike, alpha: float = 0.01, bins: int = 100) -> Any:
     """M_mu: one-sided Anderson upper bound on E[X] with eps = sqrt(ln(1/alpha) / 2n)."""
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     k = _check_bins(bins)
-    x2, is_1d = _as_scores(x, check=False)
+    x2, is_1d = as_scores(x, check=False)
     n = x2.shape[1]
     cdf = _scan(x2, k, check=(is_1d, "scores"))[0] / n
     return _out(_anderson_upper(cdf, dkw_epsilon(n, a)), is_1d)
@@ -419,9 +399,9 @@ def std_upper_bound(x: ArrayLike, alpha: float = 0.01, bins: int = 100) -> Any:
     ``Var[X] <= max_{a in [mu_lo, mu_hi]} a (1 - a)`` (Bhatia-Davis; <= 1/4), and the smaller of
     the two bounds is used. Returns its square root.
     """
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     k = _check_bins(bins)
-    x2, is_1d = _as_scores(x, check=False)
+    x2, is_1d = as_scores(x, check=False)
     n = x2.shape[1]
     cdf = _scan(x2, k, check=(is_1d, "scores"))[0] / n
     std, _ = _std_from_cdf(cdf, n, a)
@@ -431,7 +411,7 @@ def std_upper_bound(x: ArrayLike, alpha: float = 0.01, bins: int = 100) -> Any:
 def ed_score(x: ArrayLike, rho: float = 2.0) -> Any:
     """ED score: sample mean + rho * sample standard deviation (population std, ddof = 0)."""
     r = _check_rho(rho)
-    x2, is_1d = _as_scores(x, check=False)
+    x2, is_1d = as_scores(x, check=False)
     _, mean, std, _ = _scan(x2, 0, moments=True, check=(is_1d, "scores"))
     return _out(mean + r * std, is_1d)
 
@@ -445,7 +425,7 @@ def samples_needed(epsilon: float, alpha: float = 0.01, two_sided: bool = False)
     drops the factor 2 in the exponent and the right side does not follow from it (it is the
     one-sided formula).
     """
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise ValueError(f"epsilon must be a number in (0, 1), got {epsilon!r}")
     e = float(epsilon)
@@ -486,7 +466,7 @@ def summarize(
     leaves it out; ``True`` asks for an M_bin and raises a ValueError naming ``name`` where the
     scores are not binary and no leak threshold is given.
     """
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     k = _check_bins(bins)
     r = _check_rho(rho)
     leak_t = _check_leak_threshold(leak_threshold)
@@ -494,11 +474,11 @@ def summarize(
     keys = [threshold_key(v) for v in t]
     if len(set(keys)) != len(keys):
         raise ValueError(f"thresholds contain duplicates: {t.tolist()!r}")
-    x2, is_1d = _as_scores(x, check=False)
+    x2, is_1d = as_scores(x, check=False)
     m, n = x2.shape
     g = None
     if greedy is not None:
-        g2, _ = _as_scores(np.ravel(np.asarray(greedy)), name="greedy scores")
+        g2, _ = as_scores(np.ravel(np.asarray(greedy)), name="greedy scores")
         g = g2[0]
         if g.size != m:
             raise ValueError(f"greedy has {g.size} values for {m} prompt(s)")
@@ -507,7 +487,7 @@ def summarize(
     cdf = counts / n
     binary = bool((counts[:, 0] + ones == n).all())  # counts[:, 0] is #{x == 0}
     if m_bin and not binary and leak_t is None:
-        where, i, j = _where((x2 != 0.0) & (x2 != 1.0), is_1d)
+        where, i, j = locate_first((x2 != 0.0) & (x2 != 1.0), is_1d)
         raise ValueError(
             f"M_bin of {name!r} needs binary scores (0 or 1) or a leak threshold: {name!r} has "
             f"{float(x2[i, j])!r} at {where}. Set a leak threshold T, so that a leak is a "
@@ -534,9 +514,9 @@ def summarize(
     if g is not None:
         cols["greedy"] = g
     if binary and m_bin is not False:
-        cols["m_bin"] = _clopper_pearson_upper(ones, n, a)
+        cols["m_bin"] = clopper_pearson_upper(ones, n, a)
     if leak_t is not None:
-        cols[leak_key(leak_t)] = _clopper_pearson_upper((x2 >= leak_t).sum(axis=1), n, a)
+        cols[leak_key(leak_t)] = clopper_pearson_upper((x2 >= leak_t).sum(axis=1), n, a)
     cols["m_mu"] = _anderson_upper(cdf, dkw_epsilon(n, a))
     cols["mu_lower"] = mu_lo
     cols["mu_upper"] = mu_hi
@@ -546,255 +526,3 @@ def summarize(
     if is_1d:
         return {key: (int(v[0]) if key == "n" else float(v[0])) for key, v in cols.items()}
     return pl.DataFrame(cols)
-
-
-# --------------------------------------------------------------------------------------------
-# beyond the paper: set-level, simultaneous and anytime-valid bounds (docs/bounds.md)
-# --------------------------------------------------------------------------------------------
-
-
-def _prompt_rows(x: Any, binary: bool, name: str = "scores") -> list[FloatArray]:
-    """Scores of a set of prompts as a list of 1-D float64 arrays (a 2-D array or a list of 1-D).
-
-    Each row must be non-empty with values in [0, 1]; with ``binary`` every value must be 0 or 1.
-    Errors name the prompt (row) and sample.
-    """
-    if isinstance(x, np.ndarray) or not isinstance(x, (list, tuple)):
-        a2, is_1d = _as_scores(x, name)
-        if is_1d:
-            raise ValueError(
-                f"{name} must be 2-D (prompts x samples) or a list of 1-D arrays (one per prompt), "
-                "got one 1-D array"
-            )
-        rows = list(a2)
-    else:
-        if not x:
-            raise ValueError(f"{name} are empty (no prompts)")
-        rows = []
-        for i, r in enumerate(x):
-            a = np.asarray(r, dtype=np.float64)
-            if a.ndim != 1:
-                raise ValueError(f"{name}: prompt {i} must be 1-D (samples), got {a.ndim}-D")
-            if a.size == 0:
-                raise ValueError(f"{name}: prompt {i} has no samples")
-            if not ((a >= 0.0).all() and (a <= 1.0).all()):
-                bad = int(np.argmax(~((a >= 0.0) & (a <= 1.0))))
-                raise ValueError(
-                    f"{name} must lie in [0, 1]; got {float(a[bad])!r} at row {i} (sample {bad})"
-                )
-            rows.append(a)
-    if binary:
-        for i, r in enumerate(rows):
-            nb = (r != 0.0) & (r != 1.0)
-            if nb.any():
-                j = int(np.argmax(nb))
-                raise ValueError(
-                    f"binary=True needs scores 0 or 1; got {float(r[j])!r} at row {i} (sample {j}). "
-                    "Pass "
-                    "binary=False for scores in [0, 1], or threshold them first (leak = score >= T)"
-                )
-    return rows
-
-
-def set_level_upper_bound(x: Any, alpha: float = 0.01, *, binary: bool) -> float:
-    """Upper bound, at level 1 - alpha, on the average over prompts of E[X] (all samples pooled).
-
-    ``x``: 2-D array (prompts x samples) or a list of 1-D arrays (one per prompt, any n). Valid
-    however the prompts' distributions differ; samples must be independent.
-
-    ``binary=True`` (scores 0/1: the average leak probability p_bar) with equal n: the pooled
-    count S over N = m n samples is Poisson-binomial with mean N p_bar, and Hoeffding (1956,
-    Theorem 4) bounds its lower tail by the binomial's, P(S <= b) <= P(Bin(N, p_bar) <= b), for
-    b <= N p_bar - 1. The bound is ``max(CP(S; N, alpha), (S + 1) / N)``, with CP the one-sided
-    Clopper-Pearson upper bound: the floor (S + 1) / N makes every count at which the bound falls
-    below p_bar satisfy the theorem's condition, so the bound holds for every alpha (plain pooled
-    Clopper-Pearson does not; see docs/bounds.md). Otherwise (``binary=False``, or unequal n):
-    Hoeffding's inequality for the weighted mean ``(1/m) sum_i mean(x_i)``, whose samples have
-    ranges 1 / (m n_i): ``mean + sqrt(ln(1/alpha) sum_i 1/n_i / (2 m^2))``. Whether the scores are
-    binary is the caller's choice; it is never inferred from the values.
-    """
-    if not isinstance(binary, bool):
-        raise ValueError(f"binary must be True or False, got {binary!r}")
-    a = _check_alpha(alpha)
-    rows = _prompt_rows(x, binary)
-    m = len(rows)
-    sizes = np.array([r.size for r in rows], dtype=np.float64)
-    if binary and (sizes == sizes[0]).all():
-        n_all = int(sizes.sum())
-        s = int(sum(int(r.sum()) for r in rows))
-        cp = float(_clopper_pearson_upper(np.array([s]), n_all, a)[0])
-        return min(1.0, max(cp, (s + 1) / n_all))
-    mean = float(np.mean([r.mean() for r in rows]))
-    eps = math.sqrt(math.log(1.0 / a) * float(np.sum(1.0 / sizes)) / (2.0 * m * m))
-    return min(1.0, mean + eps)
-
-
-def simultaneous_upper_bounds(x: Any, alpha: float = 0.01, metric: str = "m_bin") -> FloatArray:
-    """Per-prompt upper bounds that hold for all prompts at once with probability >= 1 - alpha.
-
-    Bonferroni: each prompt's bound at level alpha / m (m prompts), so by the union bound all hold
-    together. ``metric``: ``"m_bin"`` (Clopper-Pearson on 0/1 scores: P(leak)) or ``"m_mu"``
-    (Anderson's bound on E[X]). ``x``: 2-D array or a list of 1-D arrays. The largest value is a
-    set-level statement: no prompt of the set has P(leak) (or E[X]) above it.
-    """
-    if metric not in ("m_bin", "m_mu"):
-        raise ValueError(f"metric must be 'm_bin' or 'm_mu', got {metric!r}")
-    a = _check_alpha(alpha)
-    rows = _prompt_rows(x, binary=metric == "m_bin")
-    a_each = a / len(rows)
-    if len({r.size for r in rows}) == 1:  # equal n: one vectorised call
-        mat = np.stack(rows)
-        if metric == "m_bin":
-            return _clopper_pearson_upper(mat.sum(axis=1), mat.shape[1], a_each)
-        return np.asarray(expectation_upper_bound(mat, a_each))
-    if metric == "m_bin":
-        return np.array(
-            [_clopper_pearson_upper(np.array([r.sum()]), r.size, a_each)[0] for r in rows]
-        )
-    return np.array([expectation_upper_bound(r, a_each) for r in rows])
-
-
-def _check_ks(k: Any) -> tuple[NDArray[np.int64], bool]:
-    ks = np.asarray(k)
-    if ks.ndim > 1 or ks.size == 0 or not np.issubdtype(ks.dtype, np.integer):
-        raise ValueError(f"k must be an integer >= 1 or a non-empty list of them, got {k!r}")
-    if (ks < 1).any():
-        raise ValueError(f"k must be >= 1, got {k!r}")
-    return ks.reshape(-1).astype(np.int64), ks.ndim == 0
-
-
-def leak_at_k(x: ArrayLike, k: Any, alpha: float = 0.01) -> tuple[Any, Any]:
-    """leak@k: P(at least one of k sampled answers leaks), its unbiased estimate and upper bound.
-
-    ``x``: 0/1 scores, 1-D (one prompt) or 2-D (prompts x samples), n >= k samples per prompt.
-    Estimate: ``1 - C(n - c, k) / C(n, k)`` with c leaks (the unbiased pass@k estimator of Chen et
-    al. 2021). Upper bound: ``1 - (1 - M_bin)^k``, a monotone transform of the Clopper-Pearson
-    bound on p = P(leak), valid at the same level because leak@k = 1 - (1 - p)^k. 1-D x and an int
-    k give floats; 2-D x gives arrays of shape (prompts,); a list of k adds a last axis.
-    """
-    a = _check_alpha(alpha)
-    ks, scalar_k = _check_ks(k)
-    x2, is_1d = _as_scores(x)
-    not_binary = (x2 != 0.0) & (x2 != 1.0)
-    if not_binary.any():
-        where, r, c = _where(not_binary, is_1d)
-        raise ValueError(f"leak_at_k needs 0/1 scores; got {float(x2[r, c])!r} at {where}")
-    n = x2.shape[1]
-    if (ks > n).any():
-        raise ValueError(f"k must be <= n = {n} samples per prompt, got {k!r}")
-    c = x2.sum(axis=1).astype(np.int64)
-    m_bin = _clopper_pearson_upper(c, n, a)
-    est = np.empty((x2.shape[0], ks.size))
-    up = np.empty_like(est)
-    i = np.arange(1, n + 1, dtype=np.float64)
-    sure = m_bin >= 1.0
-    log_miss = np.log1p(-np.where(sure, 0.0, m_bin))  # log(1 - M_bin), where M_bin < 1
-    for j, kk in enumerate(ks):
-        # log C(n-c, k)/C(n, k) = sum_{i=n-c+1}^{n} log(1 - k/i), defined where n - c >= k
-        terms = np.where(i > kk, np.log1p(-kk / np.maximum(i, kk + 1.0)), 0.0)
-        cum = np.concatenate([[0.0], np.cumsum(terms)])
-        ok = n - c >= kk
-        log_ratio = cum[n] - cum[np.where(ok, n - c, n)]
-        est[:, j] = np.where(ok, 0.0 - np.expm1(log_ratio), 1.0)
-        up[:, j] = np.where(sure, 1.0, 0.0 - np.expm1(kk * log_miss))
-    if scalar_k:
-        est, up = est[:, 0], up[:, 0]
-    if is_1d:
-        return (float(est[0]), float(up[0])) if scalar_k else (est[0], up[0])
-    return est, up
-
-
-def _log_likelihood(s: FloatArray, f: FloatArray, p: FloatArray) -> FloatArray:
-    """log p^s (1 - p)^f, with 0 log 0 = 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s > 0, s * np.log(p), 0.0) + np.where(f > 0, f * np.log1p(-p), 0.0)
-
-
-def binary_confidence_sequence(x: ArrayLike, alpha: float = 0.01) -> tuple[FloatArray, FloatArray]:
-    """Anytime-valid bounds on p = P(X = 1) after each sample of a 0/1 sequence.
-
-    Returns ``(lower, upper)``, arrays of len(x): with probability >= 1 - alpha, p lies in
-    [lower[t], upper[t]] for every t at once, so the sequence may be checked after every sample
-    and sampling stopped at any data-dependent time. Method: the Beta(1/2, 1/2) mixture of the
-    likelihood ratios ``prod p'^x (1 - p')^(1 - x) / (p^x (1 - p)^(1 - x))`` is a nonnegative
-    martingale with mean 1 under p, so by Ville's inequality it exceeds 1 / alpha at some t with
-    probability <= alpha (Robbins 1970; Howard et al. 2021). The set {p : ratio < 1 / alpha} is an
-    interval (the log ratio is convex in p), found by bisection; the running intersection over t
-    keeps the bounds monotone and stays valid.
-    """
-    a = _check_alpha(alpha)
-    x2, is_1d = _as_scores(x)
-    if not is_1d:
-        raise ValueError("binary_confidence_sequence takes one 1-D sequence of 0/1 scores")
-    v = x2[0]
-    nb = (v != 0.0) & (v != 1.0)
-    if nb.any():
-        j = int(np.argmax(nb))
-        raise ValueError(
-            f"binary_confidence_sequence needs 0/1 scores; got {float(v[j])!r} at index {j}"
-        )
-    t = np.arange(1, v.size + 1, dtype=np.float64)
-    s = np.cumsum(v)
-    f = t - s
-    phat = s / t
-    # log ratio(p) = log B(1/2 + s, 1/2 + f) - log B(1/2, 1/2) - log p^s (1 - p)^f >= log(1/alpha)
-    # <=> log p^s (1 - p)^f <= cut
-    cut = betaln(0.5 + s, 0.5 + f) - betaln(0.5, 0.5) - math.log(1.0 / a)
-    # lower end in [0, phat]: the ratio decreases there and is <= 1 < 1/alpha at phat
-    lo, hi = np.zeros_like(phat), phat.copy()
-    for _ in range(46):  # 2^-46 < 1.5e-14
-        mid = 0.5 * (lo + hi)
-        out = _log_likelihood(s, f, mid) <= cut
-        lo, hi = np.where(out, mid, lo), np.where(out, hi, mid)
-    lower = np.where(s > 0, lo, 0.0)  # the boundary lies in [lo, hi]: report the outer end
-    lo, hi = phat.copy(), np.ones_like(phat)
-    for _ in range(46):  # 2^-46 < 1.5e-14
-        mid = 0.5 * (lo + hi)
-        out = _log_likelihood(s, f, mid) <= cut
-        lo, hi = np.where(out, lo, mid), np.where(out, mid, hi)
-    upper = np.where(f > 0, hi, 1.0)
-    return np.maximum.accumulate(lower), np.minimum.accumulate(upper)
-
-
-MEAN_CS_RHO_SAMPLES = 128  # the normal mixture of mean_confidence_sequence is tightest near here
-
-
-def mean_confidence_sequence(x: ArrayLike, alpha: float = 0.01) -> tuple[FloatArray, FloatArray]:
-    """Anytime-valid bounds on E[X] after each sample of a sequence of scores in [0, 1].
-
-    Returns ``(lower, upper)``, arrays of len(x), holding for every t at once with probability
-    >= 1 - alpha. Method: a score in [0, 1] is sub-Gaussian with variance factor 1/4 (Hoeffding's
-    lemma), so the normal mixture ``sqrt(rho / (V + rho)) exp(S^2 / (2 (V + rho)))`` with
-    ``S = sum (X_i - mu)`` and ``V = t / 4`` is a nonnegative supermartingale; Ville's inequality
-    gives ``|S| < sqrt((V + rho) ln((V + rho) / (rho alpha^2)))`` for all t (Robbins 1970; Howard et
-    al. 2021, eq. 14). ``rho = MEAN_CS_RHO_SAMPLES / 4`` places the tightest point near 128
-    samples. Running intersection over t.
-    """
-    a = _check_alpha(alpha)
-    x2, is_1d = _as_scores(x)
-    if not is_1d:
-        raise ValueError("mean_confidence_sequence takes one 1-D sequence of scores")
-    t = np.arange(1, x2.shape[1] + 1, dtype=np.float64)
-    mean = np.cumsum(x2[0]) / t
-    v, rho = t / 4.0, MEAN_CS_RHO_SAMPLES / 4.0
-    half = np.sqrt((v + rho) * np.log((v + rho) / (rho * a * a))) / t
-    lower = np.maximum.accumulate(np.clip(mean - half, 0.0, 1.0))
-    upper = np.minimum.accumulate(np.clip(mean + half, 0.0, 1.0))
-    return lower, upper
-
-
-def anytime_set_level_upper_bound(x: Any, alpha: float = 0.01, *, binary: bool) -> float:
-    """Set-level upper bound on the average of E[X] over prompts, valid under optional stopping.
-
-    For prompts sampled sequentially (each prompt's n chosen by looking at its samples): each
-    prompt's anytime-valid upper bound at level alpha / m (``binary_confidence_sequence`` for 0/1
-    scores, ``mean_confidence_sequence`` otherwise) at its last sample, averaged. All m bounds hold
-    at every t together with probability >= 1 - alpha (union bound), so their average bounds the
-    average of E[X] at whatever times the prompts stopped. ``x``: 2-D array or list of 1-D arrays.
-    """
-    if not isinstance(binary, bool):
-        raise ValueError(f"binary must be True or False, got {binary!r}")
-    a = _check_alpha(alpha)
-    rows = _prompt_rows(x, binary)
-    cs = binary_confidence_sequence if binary else mean_confidence_sequence
-    return float(np.mean([cs(r, a / len(rows))[1][-1] for r in rows]))

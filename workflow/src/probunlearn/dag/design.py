@@ -1,0 +1,588 @@
+"""The experiment design: from a run's config, which models each experiment needs, what gets sampled
+with which setting, and which files every table, figure and claim reads.
+
+:class:`Design` holds no Snakemake object: the rules call its methods, and the tests check its answers.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Mapping
+from functools import cached_property
+
+from probunlearn.dag.naming import (
+    METHOD_LABELS,
+    model_recipe,
+    parse_unlearned,
+    unlearned_name,
+)
+from probunlearn.dag.paths import Paths
+from probunlearn.evalsets import FORGET_SPLITS, REQUEST_SETS, UTILITY_SETS, WORLD_SETS
+
+# sets sampled for the utility of Table 1's models and of the lambda_r sweep (Fig. 5a)
+UTILITY_SAMPLED = ("real_authors", "world_facts")
+FIG3_TOFU = ("GA", "GD", "NPO", "Ours")
+FIG3_NAMES = ["fig3b", "fig3c", "fig3d", "fig3e", "fig3f"]
+# experiment -> the figures it draws and the tables the paper's claims read from it (Table 1 and
+# Fig. 3b-f depend on the methods of table1, see Design._outputs)
+EXPERIMENT_OUTPUTS = (
+    ("saga", ["fig3a"], ["fig3a"]),
+    ("lambda_f", ["fig4a", "fig4b", "fig5b"], ["fig4a", "fig4b", "fig5b"]),
+    ("lambda_r", ["fig5a"], ["fig5a"]),
+    ("random_lambdas", ["fig5c"], ["fig5c", "table2"]),
+    ("alignment", ["fig6"], ["fig6"]),
+    ("dcue", [], ["dcue_meta"]),
+    ("sequential", ["sequential"], []),
+)
+LOGPROB_ORDER = (*FORGET_SPLITS, "retain", "holdout", "real_authors", "world_facts")
+
+
+def canon(d: Mapping) -> dict:
+    """A dict param with sorted keys, so reordering config.yaml reruns nothing."""
+    return {k: canon(v) if isinstance(v, Mapping) else v for k, v in sorted(d.items())}
+
+
+class Design:
+    """What a run makes, decided from its (effective, validated) config alone."""
+
+    def __init__(self, config: Mapping, res: str = "resources"):
+        self.config = config
+        self.experiments = set(config["experiments"])
+        self.bench = config["benchmarks"]
+        self.hub_models = config["models"]
+        self.ul = config["unlearning"]
+        self.t1 = self.ul["table1"]
+        self.paths = Paths(f"results/{config['run']}", res, frozenset(self.hub_models))
+
+    # ---- data sets ----------------------------------------------------------------------------
+    @cached_property
+    def data_sets(self) -> list[str]:
+        """The run's eval sets: the synthetic world's, or those its benchmarks yield."""
+        if not self.bench:
+            return WORLD_SETS
+        from probunlearn.benchmarks import benchmark_sets
+
+        return benchmark_sets(self.bench)
+
+    @cached_property
+    def has_authors(self) -> bool:
+        """Author sets (TOFU-like): greedy evaluation, log-probabilities, forget quality, unlearning."""
+        return "full" in self.data_sets
+
+    @cached_property
+    def greedy_sets(self) -> list[str]:
+        """Sets answered greedily: the config's, plus the utility sets model utility needs."""
+        asked = self.config["greedy_eval"]["evalsets"]
+        sets = asked + [s for s in UTILITY_SETS if s not in asked]
+        return [s for s in sets if s in self.data_sets]
+
+    @cached_property
+    def logprob_sets(self) -> list[str]:
+        """Sets with per-token log-probabilities (the holdout set only for DCUE)."""
+        return [
+            s
+            for s in LOGPROB_ORDER
+            if s in self.data_sets and (s != "holdout" or "dcue" in self.experiments)
+        ]
+
+    @cached_property
+    def tofu_gen_sets(self) -> list[str]:
+        """TOFU's eval sets with its own greedy answers (its ROUGE): forget splits and utility sets."""
+        return [s for s in self.logprob_sets if s != "holdout"]
+
+    @cached_property
+    def dataset_files(self) -> dict[str, dict[str, str]]:
+        """{data set: {file name: key}} of the real data sets the run's benchmarks use."""
+        if not self.bench:
+            return {}
+        from probunlearn.benchmarks import tofu_files
+        from probunlearn.downloads import DATASETS
+
+        used = {}
+        if self.bench.get("tofu"):
+            used["tofu"] = tofu_files(self.bench["tofu"])
+        for ds in ("hp_qa", "jbb"):
+            if self.bench.get(ds):
+                used[ds] = DATASETS[ds].default
+        return {ds: {DATASETS[ds].files[k].name: k for k in keys} for ds, keys in used.items()}
+
+    def dataset_local(self, dataset: str) -> str | None:
+        """The local copy to take a data set's files from (benchmarks.local/<data set>), or None:
+        download."""
+        local = self.bench["local"]
+        return os.path.join(local, dataset) if local else None
+
+    def dataset_revision(self, dataset: str) -> str | None:
+        """The pinned revision a benchmark's config names, or None: the loader's default."""
+        spec = self.bench.get(dataset)
+        return spec.get("revision") if isinstance(spec, dict) else None
+
+    def benchmark_inputs(self) -> dict[str, list[str]]:
+        """{data set: its files} that rule benchmark_sets reads."""
+        return {
+            ds: [self.paths.dataset_file(ds, name) for name in files]
+            for ds, files in self.dataset_files.items()
+        }
+
+    def evalset_rows(self, evalset: str) -> int:
+        """Rows of an eval set, from the config alone."""
+        if self.bench:
+            from probunlearn.benchmarks import benchmark_sizes
+
+            return benchmark_sizes(self.bench)[evalset]
+        from probunlearn.data import evalset_size
+
+        return evalset_size(evalset, self.config["world"])
+
+    def shards(self, evalset: str) -> range:
+        """Shard indices of an eval set (``sampling.chunk_size`` prompts each)."""
+        return range(-(-self.evalset_rows(evalset) // self.config["sampling"]["chunk_size"]))
+
+    # ---- models -------------------------------------------------------------------------------
+    def base_models(self) -> list[str]:
+        """Pretrained, target and one reference per forget split (trained, or real models of
+        `models`); the references only where TOFU's metrics are computed (experiment `tofu`)."""
+        if not self.has_authors:
+            return []
+        refs = (
+            [f"reference_{s}" for s in self.config["references"]]
+            if "tofu" in self.experiments
+            else []
+        )
+        return ["pretrained", "target", *refs]
+
+    def random_lambdas(self) -> list[tuple[str, float, float]]:
+        """Seeded draws of lambda_f in [0, 1] per split, lambda_r = 0 (Fig. 5c: the paper draws
+        lambda_f only)."""
+        spec = self.ul["random_lambdas"]
+        rng = random.Random(spec["seed"])
+        return [
+            (split, round(rng.uniform(0, 1), 3), 0.0)
+            for split in spec["splits"]
+            for _ in range(spec["draws"])
+        ]
+
+    def table1_models(self) -> dict[str, str]:
+        """Method -> model name, for Table 1 (Ours = npo_eo, sampled with adaptive temperature)."""
+        if "table1" not in self.experiments:
+            return {}
+        return {
+            m: unlearned_name(m, self.t1["split"], self.ul["lambda_f"] if m == "npo_eo" else 0.0)
+            for m in self.t1["methods"]
+        }
+
+    def lambda_f_models(self, split: str) -> dict[float, str]:
+        """lambda_f -> NPO+EO model of the lambda_f sweep on ``split`` (Fig. 4, 5b)."""
+        if "lambda_f" not in self.experiments:
+            return {}
+        return {
+            lf: unlearned_name("npo_eo", split, lf) for lf in self.ul["lambda_f_sweep"]["values"]
+        }
+
+    def lambda_r_models(self) -> dict[float, str]:
+        """lambda_r -> NPO+EO model of the lambda_r sweep (Fig. 5a)."""
+        if "lambda_r" not in self.experiments:
+            return {}
+        sw = self.ul["lambda_r_sweep"]
+        return {
+            lr: unlearned_name("npo_eo", sw["split"], sw["lambda_f"], lr) for lr in sw["values"]
+        }
+
+    def lambda_r_baseline(self) -> str:
+        """Plain NPO on the lambda_r sweep's split: Fig. 5a's reference line."""
+        return unlearned_name("npo", self.ul["lambda_r_sweep"]["split"])
+
+    def random_models(self) -> dict[tuple[str, float, float], str]:
+        """(split, lambda_f, lambda_r) -> model of the random-lambda draws (Fig. 5c, Table 2)."""
+        if "random_lambdas" not in self.experiments:
+            return {}
+        return {
+            (s, lf, lr): unlearned_name("npo_eo", s, lf, lr) for s, lf, lr in self.random_lambdas()
+        }
+
+    @cached_property
+    def saga_model(self) -> str:
+        """The model whose saga answers Fig. 3a bounds (a real model, or one unlearned on the saga)."""
+        return self.ul["saga_model"] or unlearned_name(self.ul["saga_method"], "saga")
+
+    def unlearned_models(self) -> list[str]:
+        """Every model the run unlearns, sorted."""
+        names = set(self.table1_models().values()) | set(self.lambda_r_models().values())
+        for split in self.ul["lambda_f_sweep"]["splits"]:
+            names |= set(self.lambda_f_models(split).values())
+        names |= set(self.random_models().values())
+        if "saga" in self.experiments and self.saga_model not in self.hub_models:
+            names.add(self.saga_model)
+        if "lambda_r" in self.experiments:
+            names.add(self.lambda_r_baseline())
+        return sorted(names)
+
+    def all_models(self) -> list[str]:
+        """Base models, then unlearned ones."""
+        return self.base_models() + self.unlearned_models()
+
+    def evaluated_models(self) -> list[str]:
+        """Models with greedy answers, log-probabilities and TOFU's metrics (experiment `tofu`)."""
+        return self.all_models() if "tofu" in self.experiments else []
+
+    def dcue_models(self) -> list[str]:
+        """Unlearned models of the author splits (DCUE needs core spans and a holdout set)."""
+        if "dcue" not in self.experiments:
+            return []
+        return [m for m in self.unlearned_models() if parse_unlearned(m)["split"] != "saga"]
+
+    def postfinetune_models(self) -> list[str]:
+        """Table 1 models whose forget quality and DCUE are re-measured after a short fine-tune."""
+        if "dcue" not in self.experiments:
+            return []
+        t1 = self.table1_models()
+        return [t1[m] for m in self.config["dcue"]["postfinetune"]["methods"] if m in t1]
+
+    def sequential_models(self) -> dict[str, str]:
+        """Label -> model sampled sequentially (experiment `sequential`): the target, NPO, NPO+EO."""
+        if "sequential" not in self.experiments:
+            return {}
+        t1 = self.table1_models()
+        out = {"target": "target"}
+        out |= {METHOD_LABELS[m]: t1[m] for m in ("npo", "npo_eo") if m in t1}
+        return out
+
+    @cached_property
+    def fig6_models(self) -> dict[str, str]:
+        """Label -> model of Fig. 6 (alignment): the config's models under their own names."""
+        return {m: m for m in self.config["alignment"]["models"]}
+
+    def recipe(self, model: str) -> tuple[str, str]:
+        """(method, split) of a model, for the rows of metrics.csv."""
+        return model_recipe(model, self.hub_models)
+
+    def unlearn_hparams(self, model: str) -> dict:
+        """Shared unlearning hparams with the method's overrides applied."""
+        method = parse_unlearned(model)["method"]
+        return canon({**self.ul["hparams"], **self.ul["overrides"].get(method, {})})
+
+    def template_of(self, model: str) -> str:
+        """Prompt template of a model: its own (config models.<name>.template) or the run's."""
+        spec = self.hub_models.get(model)
+        return spec["template"] if spec and spec.get("template") else self.config["template"]
+
+    # ---- sampling -----------------------------------------------------------------------------
+    def sweep_setting(self, model: str, split: str) -> str:
+        """Fig. 4's runs at temperature 1: a Table 1 model reuses its 'main' samples (more of them,
+        same distribution) instead of being sampled again at the sweep's n."""
+        if split == self.t1["split"] and model in self.table1_models().values():
+            return "main"
+        return "sweep"
+
+    def sampled_runs(self) -> list[tuple[str, str, str]]:
+        """Every (model, eval set, sampling setting) the run samples, sorted."""
+        t1, split = self.table1_models(), self.t1["split"]
+        runs = {("target", split, "main")} if t1 else set()
+        for model in t1.values():
+            runs.add((model, split, "main"))
+            if self.t1["sample_utility"]:
+                runs |= {(model, s, "utility") for s in UTILITY_SAMPLED}
+        if "npo_eo" in t1:
+            runs.add((t1["npo_eo"], split, "ats"))
+        sw = self.ul["lambda_f_sweep"]
+        for s in sw["fig4a_splits"]:
+            runs |= {(m, s, self.sweep_setting(m, s)) for m in self.lambda_f_models(s).values()}
+        for m in self.lambda_f_models(split).values():
+            runs |= {(m, split, f"t{t:g}") for t in sw["temperatures"]}
+            runs.add((m, split, self.sweep_setting(m, split)))
+        if "lambda_r" in self.experiments:
+            for m in [*self.lambda_r_models().values(), self.lambda_r_baseline()]:
+                runs |= {(m, s, "utility") for s in UTILITY_SAMPLED}
+        for (s, _, _), m in self.random_models().items():
+            runs.add((m, s, "sweep"))
+        if "saga" in self.experiments:
+            runs.add((self.saga_model, "saga", "main"))
+        runs |= {(m, split, "seq") for m in self.sequential_models().values()}
+        if "alignment" in self.experiments:
+            al = self.config["alignment"]
+            runs |= {(m, e, "main") for m in al["models"] for e in al["sets"]}
+        return sorted(runs)
+
+    def sampling_setting(self, setting: str) -> dict:
+        """A setting of config sampling.settings."""
+        settings = self.config["sampling"]["settings"]
+        if setting not in settings:
+            raise ValueError(
+                f"unknown sampling setting {setting!r}; expected one of {sorted(settings)}"
+            )
+        return settings[setting]
+
+    def sequential_params(self, setting: str) -> dict | None:
+        """The sequential block of a sampling setting with the bounds' alpha, or None."""
+        seq = self.sampling_setting(setting).get("sequential")
+        return None if seq is None else {**seq, "alpha": self.config["bounds"]["alpha"]}
+
+    def max_new_tokens(self, evalset: str) -> int:
+        """Answer length: longer for the request sets."""
+        s = self.config["sampling"]
+        return s["max_new_tokens_requests"] if evalset in REQUEST_SETS else s["max_new_tokens"]
+
+    def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
+        """Every value that changes a shard's samples, as one dict (Snakemake compares a rule's
+        params as a set of values, so two scalar params that swap or share a value would look
+        unchanged)."""
+        cfg, s = self.config, self.config["sampling"]
+        chosen = self.sampling_setting(setting)
+        seq = self.sequential_params(setting)
+        return canon(
+            ({} if seq is None else {"sequential": canon(seq)})
+            | {
+                "n": chosen["n"],
+                "temperature": chosen["temperature"],
+                "adaptive_threshold": s["adaptive_threshold"] if chosen["adaptive"] else None,
+                "top_p": s["top_p"],
+                "max_new_tokens": self.max_new_tokens(evalset),
+                "chunk_size": s["chunk_size"],
+                "pack_prompts": s["pack_prompts"],
+                "batch_size": s["batch_size"],
+                "base_seed": cfg["seed"],
+                "template": self.template_of(model),
+                "dtype": cfg["dtype"],
+                "device": cfg["device"],
+                "threads": cfg["threads"]["eval"],
+            }
+        )
+
+    def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
+        """Every shard of a (model, eval set, setting)."""
+        return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
+
+    # ---- judges -------------------------------------------------------------------------------
+    def harm_judge(self, evalset: str) -> dict | None:
+        """The model judge of a request set (None for other sets and for the CPU judges)."""
+        judge = self.config["judge"]
+        if evalset not in REQUEST_SETS or judge["harm"] != "harmbench":
+            return None
+        return {"harm": judge["harm"], "batch_size": judge["batch_size"]}
+
+    def harm_threshold(self, evalset: str) -> float | None:
+        """Decision threshold of the harm judge's probability for a request set (None for others)."""
+        return self.config["judge"]["threshold"] if evalset in REQUEST_SETS else None
+
+    def judge_input(self, evalset: str) -> dict[str, str]:
+        """{"judge": its model directory} where a request set is judged by a model."""
+        if self.harm_judge(evalset) is not None:
+            return {"judge": self.paths.model(self.config["judge"]["model"])}
+        return {}
+
+    # ---- TOFU's metrics -----------------------------------------------------------------------
+    def tofu_forget_split(self, model: str) -> str:
+        """The forget split a model's forget quality is measured on ('' for the saga model)."""
+        _, split = self.recipe(model)
+        if split == "saga":
+            return ""
+        return split or self.t1["split"]
+
+    def tofu_params(self) -> dict:
+        """The tofu_eval settings that change TOFU's losses and answers (not where the reference
+        comes from)."""
+        return canon(
+            {k: v for k, v in self.config["tofu_eval"].items() if k != "published_retain_logs"}
+        )
+
+    def forget_reference(self, split: str) -> dict[str, str]:
+        """The forget-quality reference of a split: TOFU's published eval log of its retain model
+        (tofu_eval.published_retain_logs), or the log-probabilities of the run's reference."""
+        family = self.config["tofu_eval"]["published_retain_logs"]
+        if family:
+            return {"reference_log": self.paths.tofu_log(family, split)}
+        return {"reference": self.paths.logprobs(f"reference_{split}", split)}
+
+    def tofu_inputs(self, model: str) -> dict[str, str]:
+        """The inputs of a model's forget quality and model utility."""
+        p, split = self.paths, self.tofu_forget_split(model)
+        inputs = {s: p.logprobs(model, s) for s in UTILITY_SETS}
+        inputs["greedy"] = p.metrics(model, "greedy")
+        if split:
+            inputs["forget"] = p.logprobs(model, split)
+            inputs.update(self.forget_reference(split))
+            if "reference_log" in inputs:  # its questions are checked against the split's
+                inputs["forget_rows"] = p.data(split)
+        return inputs
+
+    def dcue_inputs(self, model: str) -> dict[str, str]:
+        """Log-probabilities of the target and the model on the forget split and the holdout set."""
+        p, split = self.paths, parse_unlearned(model)["split"]
+        return {
+            "orig_forget": p.logprobs("target", split),
+            "unl_forget": p.logprobs(model, split),
+            "orig_val": p.logprobs("target", "holdout"),
+            "unl_val": p.logprobs(model, "holdout"),
+            "forget_rows": p.data(split),
+            "val_rows": p.data("holdout"),
+        }
+
+    def postfinetune_inputs(self, model: str) -> dict[str, str | list[str]]:
+        """The model, its forget and holdout rows, the target's log-probabilities on them, the
+        unrelated fine-tuning data and the forget-quality reference."""
+        p, split = self.paths, parse_unlearned(model)["split"]
+        pft = self.config["dcue"]["postfinetune"]
+        return {
+            **self.forget_reference(split),
+            "model": p.model(model),
+            "unrelated": [p.data(e) for e in pft["data"]],
+            "forget_rows": p.data(split),
+            "val_rows": p.data("holdout"),
+            "orig_forget": p.logprobs("target", split),
+            "orig_val": p.logprobs("target", "holdout"),
+        }
+
+    def dcue_parts(self) -> dict[str, tuple[str, str]]:
+        """Model -> (its DCUE metrics, its TOFU metrics), for the DCUE-vs-forget-quality table."""
+        p = self.paths
+        return {m: (p.metrics(m, "dcue"), p.metrics(m, "tofu")) for m in self.dcue_models()}
+
+    def postfinetune_parts(self) -> dict[str, str]:
+        """Model -> its metrics after the post-unlearning fine-tune."""
+        return {m: self.paths.metrics(m, "postfinetune") for m in self.postfinetune_models()}
+
+    # ---- the metrics table --------------------------------------------------------------------
+    def metric_parts(self) -> list[str]:
+        """Every per-model metrics file metrics.csv concatenates."""
+        p, models = self.paths, self.evaluated_models()
+        parts = [p.metrics(m, "greedy") for m in models]
+        parts += [p.sampled_metrics(*run) for run in self.sampled_runs()]
+        parts += [p.metrics(m, "tofu") for m in models]
+        if "dcue" in self.experiments:
+            parts += [p.metrics(m, "dcue") for m in self.dcue_models()]
+            parts += list(self.postfinetune_parts().values())
+        return parts
+
+    def expected_jobs(self) -> dict[str, int]:
+        """Jobs per rule of a run from scratch, for the rules whose count the design decides
+        (rules with no job left out), so a test can hold the DAG to the design."""
+        runs, evaluated = self.sampled_runs(), self.evaluated_models()
+        counts = {
+            "sample_shard": sum(len(self.shards(e)) for _, e, _ in runs),
+            "score": len(runs),
+            "unlearn": len([m for m in self.unlearned_models() if m not in self.hub_models]),
+            "evaluate": len(evaluated),
+            "tofu_metrics": len(evaluated),
+            "dcue": len(self.dcue_models()),
+            "postfinetune": len(self.postfinetune_models()),
+        }
+        return {rule: n for rule, n in counts.items() if n}
+
+    # ---- figures and tables -------------------------------------------------------------------
+    def table1_scores(self) -> dict[str, str]:
+        """Label -> scores of Table 1's rows (Ours: NPO+EO sampled with adaptive temperature)."""
+        t1, split = self.table1_models(), self.t1["split"]
+        out = {METHOD_LABELS[m]: self.paths.scores(t1[m], split, "main") for m in t1}
+        if "npo_eo" in t1:
+            out["Ours"] = self.paths.scores(t1["npo_eo"], split, "ats")
+        return out
+
+    def has_fig3_tofu(self) -> bool:
+        """Fig. 3b-f compare GA, GD, NPO and Ours: Table 1 must have those methods."""
+        return {"ga", "gd", "npo", "npo_eo"} <= set(self.table1_models())
+
+    def fig3_scores(self) -> dict[str, str]:
+        """Label -> scores of Fig. 3b-f's four methods."""
+        scores = self.table1_scores()
+        return {k: scores[k] for k in FIG3_TOFU}
+
+    def fig4_runs(self) -> dict[str, list]:
+        """Fig. 4a: (split, lambda_f, scores); Fig. 4b: (lambda_f, temperature, scores)."""
+        sw, split, p = self.ul["lambda_f_sweep"], self.t1["split"], self.paths
+        lam = [
+            (s, lf, p.scores(m, s, self.sweep_setting(m, s)))
+            for s in sw["fig4a_splits"]
+            for lf, m in self.lambda_f_models(s).items()
+        ]
+        models = self.lambda_f_models(split).items()
+        temp = [
+            (lf, t, p.scores(m, split, f"t{t:g}")) for lf, m in models for t in sw["temperatures"]
+        ]
+        temp += [(lf, 1.0, p.scores(m, split, self.sweep_setting(m, split))) for lf, m in models]
+        return {"lambda_f": lam, "temperature": temp}
+
+    def fig5a_runs(self) -> dict[str, list]:
+        """(lambda_r, set, shards) of the lambda_r sweep, and (set, shards) of plain NPO."""
+        runs = [
+            (lr, e, self.samples_paths(m, e, "utility"))
+            for lr, m in self.lambda_r_models().items()
+            for e in UTILITY_SAMPLED
+        ]
+        npo = self.lambda_r_baseline()
+        return {
+            "runs": runs,
+            "npo": [(e, self.samples_paths(npo, e, "utility")) for e in UTILITY_SAMPLED],
+        }
+
+    def fig5b_histories(self) -> dict[str, str]:
+        """Legend label -> training history of each lambda_f on Table 1's split."""
+        return {
+            f"λf={lf:g}": self.paths.history(m)
+            for lf, m in self.lambda_f_models(self.t1["split"]).items()
+        }
+
+    def fig5c_runs(self) -> dict[str, list]:
+        """Random draws (split, lambda_f, lambda_r, sampled metrics, TOFU metrics), and the sweeps'
+        grid (which lambda, its value, the other lambda held fixed, split, TOFU metrics)."""
+        p = self.paths
+        rnd = [
+            (s, lf, lr, p.sampled_metrics(m, s, "sweep"), p.metrics(m, "tofu"))
+            for (s, lf, lr), m in self.random_models().items()
+        ]
+        # the fixed value is the one the sweep's models were trained with (lambda_r_sweep.lambda_f;
+        # lambda_r of the lambda_f sweep)
+        sw = self.ul["lambda_r_sweep"]
+        grid = [
+            ("lambda_r", lr, sw["lambda_f"], sw["split"], p.metrics(m, "tofu"))
+            for lr, m in self.lambda_r_models().items()
+        ]
+        grid += [
+            ("lambda_f", lf, parse_unlearned(m)["lambda_r"], s, p.metrics(m, "tofu"))
+            for s in self.ul["lambda_f_sweep"]["splits"]
+            for lf, m in self.lambda_f_models(s).items()
+        ]
+        return {"random": rnd, "grid": grid}
+
+    def sequential_bounds(self) -> dict[str, str]:
+        """Label -> bounds of the sequentially sampled models."""
+        split = self.t1["split"]
+        return {
+            label: self.paths.bounds(m, split, "seq")
+            for label, m in self.sequential_models().items()
+        }
+
+    def _outputs(self) -> list[tuple[list[str], list[str]]]:
+        """(figures drawn, tables the claims read) of each of the run's experiments, in order."""
+        fig3 = self.has_fig3_tofu()
+        return [
+            (figs, tables)
+            for experiment, figs, tables in (
+                ("table1", FIG3_NAMES if fig3 else [], ["table1", *(["fig3d"] if fig3 else [])]),
+                *EXPERIMENT_OUTPUTS,
+            )
+            if experiment in self.experiments
+        ]
+
+    def figure_names(self) -> list[str]:
+        """The paper's figures the run's experiments draw."""
+        return [f for figs, _ in self._outputs() for f in figs]
+
+    def table_targets(self) -> list[str]:
+        """The paper's tables the run's experiments make (besides metrics.csv and claims.csv)."""
+        e, p = self.experiments, self.paths
+        return (
+            ([p.table("table1")] if "table1" in e else [])
+            + ([p.table("table2")] if "random_lambdas" in e else [])
+            + ([p.table("dcue_vs_fq")] if "dcue" in e else [])
+        )
+
+    def claims_inputs(self) -> dict[str, str]:
+        """Table name -> CSV of the tables the claims read, for the run's experiments."""
+        names = ["metrics"] if "alignment" in self.experiments else []
+        names += [t for _, tables in self._outputs() for t in tables]
+        return {n: self.paths.table(n) for n in names}
+
+    def claims_targets(self) -> list[str]:
+        """claims.csv where the run makes a table a claim reads."""
+        return [self.paths.table("claims")] if self.claims_inputs() else []

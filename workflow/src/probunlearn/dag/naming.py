@@ -1,0 +1,56 @@
+"""Model names: an unlearned model's name encodes its recipe, ``{method}-{split}-f{lambda_f}-r{lambda_r}``.
+
+For example ``npo_eo-forget10-f1-r0``; the split may be ``saga``. Hyper-parameters shared by every
+unlearned model (lr, epochs, ...) are params of the rule, so a change retrains them all; a changed
+lambda is a new name and trains only that model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container
+
+from probunlearn.evalsets import RETAIN_OF
+
+METHOD_LABELS = {"rmu": "RMU", "gd": "GD", "ga": "GA", "npo": "NPO", "npo_eo": "NPO+EO"}
+"""Unlearning method -> its label in the paper's tables."""
+
+UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga)-f[0-9.e+-]+-r[0-9.e+-]+"
+"""Regular expression of an unlearned model's name (the rules' wildcard constraint)."""
+_NAME = re.compile(r"([a-z_]+)-([a-z0-9]+)-f([0-9.e+-]+)-r([0-9.e+-]+)")
+
+
+def unlearned_name(method: str, split: str, lambda_f: float = 0.0, lambda_r: float = 0.0) -> str:
+    """The model name of a recipe; NPO+EO with both lambdas 0 is plain NPO, and is named so."""
+    if method == "npo_eo" and lambda_f == 0 and lambda_r == 0:
+        method = "npo"
+    return f"{method}-{split}-f{lambda_f:g}-r{lambda_r:g}"
+
+
+def parse_unlearned(name: str) -> dict:
+    """``{"method", "split", "lambda_f", "lambda_r"}`` of an unlearned model's name."""
+    # a lambda may hold '-' itself (1e-05), so the name is matched, not split at '-'
+    match = _NAME.fullmatch(name)
+    if match is None:
+        raise ValueError(
+            f"model name {name!r}: expected {{method}}-{{split}}-f{{lambda_f}}-r{{lambda_r}}"
+        )
+    method, split, lf, lr = match.groups()
+    return {"method": method, "split": split, "lambda_f": float(lf), "lambda_r": float(lr)}
+
+
+def model_recipe(model: str, hub_models: Container[str] = ()) -> tuple[str, str]:
+    """(method, split) of a model name, for the rows of metrics.csv."""
+    if model in ("pretrained", "target"):
+        return model, ""
+    if model in hub_models:
+        return "hub", ""
+    if model.startswith("reference_"):
+        return "reference", model.split("_", 1)[1]
+    rec = parse_unlearned(model)
+    return rec["method"], rec["split"]
+
+
+def retain_split(model: str) -> str:
+    """The retain set paired with an unlearned model's forget set (retain90 for the saga)."""
+    return RETAIN_OF.get(parse_unlearned(model)["split"], "retain90")

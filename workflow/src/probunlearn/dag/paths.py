@@ -1,0 +1,121 @@
+"""Every artifact's path, defined once: a rule passes wildcards (``"{model}"``) to get its pattern, the
+design and the tests pass names to get a file. Layout under ``results/{run}/`` and ``resources/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Paths of one run: ``out`` is ``results/{run}``, ``res`` the shared downloads and real models."""
+
+    out: str
+    res: str = "resources"
+    hub_models: Container[str] = ()
+
+    # ---- inputs: data sets and models ---------------------------------------------------------
+    def data(self, evalset: str) -> str:
+        """An eval set (or ``pretrain``, the corpus) in the shared row format."""
+        return f"{self.out}/data/{evalset}.parquet"
+
+    def model(self, name: str) -> str:
+        """A model's directory: resources/models/<name> for a real model of config ``models``."""
+        return self.hub_model(name) if name in self.hub_models else self.run_model(name)
+
+    def hub_model(self, name: str) -> str:
+        """A real model's directory under resources/ (fetched from its hub or copied in)."""
+        return f"{self.res}/models/{name}"
+
+    def run_model(self, name: str) -> str:
+        """A model the run trains itself (the output of pretrain, target, reference, unlearn)."""
+        return f"{self.out}/models/{name}"
+
+    def dataset_file(self, dataset: str, file: str) -> str:
+        """A downloaded (or copied) file of a real data set."""
+        return f"{self.res}/data/{dataset}/{file}"
+
+    def tofu_log(self, family: str, split: str) -> str:
+        """TOFU's published eval log of its retain-only ``family`` model on ``split``."""
+        return f"{self.res}/tofu_logs/{family}/{split}/eval_log_forget.json"
+
+    # ---- per model ----------------------------------------------------------------------------
+    def samples(self, model: str, evalset: str, setting: str, k: int | str) -> str:
+        """One shard of sampled answers."""
+        return f"{self.out}/samples/{model}/{evalset}/{setting}/shard-{k}.parquet"
+
+    def scores(self, model: str, evalset: str, setting: str) -> str:
+        """Scores of every sample of a (model, eval set, sampling setting)."""
+        return f"{self.out}/scores/{model}/{evalset}/{setting}.parquet"
+
+    def bounds(self, model: str, evalset: str, setting: str) -> str:
+        """Per-prompt bounds of a (model, eval set, sampling setting)."""
+        return f"{self.out}/bounds/{model}/{evalset}/{setting}.parquet"
+
+    def metrics(self, model: str, part: str) -> str:
+        """One part of a model's metrics: greedy, tofu, dcue, postfinetune or ``{evalset}.{setting}``."""
+        return f"{self.out}/metrics/{model}/{part}.csv"
+
+    def sampled_metrics(self, model: str, evalset: str, setting: str) -> str:
+        """The sampled metrics of a (model, eval set, sampling setting)."""
+        return self.metrics(model, f"{evalset}.{setting}")
+
+    def logprobs(self, model: str, evalset: str) -> str:
+        """Per-token log-probabilities of a model on an eval set (TOFU's encoding)."""
+        return f"{self.out}/logprobs/{model}/{evalset}.parquet"
+
+    def greedy(self, model: str) -> str:
+        """A model's greedy answers."""
+        return f"{self.out}/greedy/{model}.parquet"
+
+    def tofu_answers(self, model: str) -> str:
+        """A model's greedy answers as TOFU's evaluation generates them."""
+        return f"{self.out}/tofu_answers/{model}.parquet"
+
+    def history(self, model: str) -> str:
+        """An unlearned model's per-epoch training history (Fig. 5b)."""
+        return f"{self.out}/unlearning/{model}.csv"
+
+    def dcue(self, model: str) -> str:
+        """Per-question confidences behind a model's DCUE."""
+        return f"{self.out}/dcue/{model}.parquet"
+
+    def postfinetune(self, model: str, part: str) -> str:
+        """Log-probabilities (forget, holdout) after the short post-unlearning fine-tune."""
+        return f"{self.out}/postfinetune/{model}/{part}.parquet"
+
+    # ---- outputs: tables, figures, bookkeeping ------------------------------------------------
+    @property
+    def config(self) -> str:
+        """The run's effective config."""
+        return f"{self.out}/config.yaml"
+
+    def table(self, name: str, ext: str = "csv") -> str:
+        """A table of the paper (the numbers behind a figure, or the table itself)."""
+        return f"{self.out}/tables/{name}.{ext}"
+
+    def figure(self, name: str, ext: str = "png") -> str:
+        """A figure of the paper."""
+        return f"{self.out}/figures/{name}.{ext}"
+
+    def figure_stem(self, name: str) -> str:
+        """A figure's path without its extension (for Snakemake's ``multiext``)."""
+        return f"{self.out}/figures/{name}"
+
+    def table_stem(self, name: str) -> str:
+        """A table's path without its extension (for Snakemake's ``multiext``)."""
+        return f"{self.out}/tables/{name}"
+
+    def log(self, *parts: str) -> str:
+        """A job's log: ``log("sample", model, ...)`` is logs/sample/<model>/....log."""
+        return f"{self.out}/logs/{'/'.join(parts)}.log"
+
+    def benchmark(self, *parts: str) -> str:
+        """A job's time and memory record (Snakemake's ``benchmark:``)."""
+        return f"{self.out}/benchmarks/{'/'.join(parts)}.tsv"
+
+    def resource_log(self, *parts: str) -> str:
+        """The log of a download into resources/."""
+        return f"{self.res}/logs/{'/'.join(parts)}.log"

@@ -1,0 +1,127 @@
+"""Rules sample_shard (and teacher-forced log-probabilities): load a model, sample one shard of an eval set, write it."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import polars as pl
+
+from probunlearn import models, qa
+from probunlearn.io import write_parquet
+from probunlearn.sampling import (
+    sample_answers,
+    sample_sequential,
+    teacher_forced_logprobs,
+)
+
+
+def num_shards(evalset_path: str | os.PathLike, chunk_size: int) -> int:
+    """How many shards of ``chunk_size`` prompts the eval set splits into."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    n_rows = pl.scan_parquet(evalset_path).select(pl.len()).collect().item()
+    return math.ceil(n_rows / chunk_size)
+
+
+def _load(model_path: str, revision: str | None, dtype: str, threads: int | None, device=None):
+    models.set_threads(threads)
+    tokenizer = models.load_tokenizer(model_path, revision=revision)
+    model = models.load_model(model_path, revision=revision, dtype=dtype, device=device or "auto")
+    return model, tokenizer
+
+
+def run_sampling_shard(
+    model_path: str,
+    evalset_path: str,
+    out_path: str,
+    *,
+    shard: int,
+    chunk_size: int,
+    revision: str | None = None,
+    dtype: str = "float32",
+    threads: int | None = None,
+    **sampling_kwargs,
+) -> None:
+    """Sample the eval set's rows [shard·chunk_size, (shard+1)·chunk_size) and write them to ``out_path``."""
+    total = num_shards(evalset_path, chunk_size)
+    if not 0 <= shard < total:
+        raise ValueError(
+            f"shard {shard} out of range: the eval set has {total} shards of {chunk_size}"
+        )
+    rows = pl.read_parquet(evalset_path).slice(shard * chunk_size, chunk_size)
+    model, tokenizer = _load(model_path, revision, dtype, threads, sampling_kwargs.get("device"))
+    sequential = sampling_kwargs.pop("sequential", None)
+    ids = rows["id"].cast(pl.String).to_list()
+    if sequential is None:
+        df = sample_answers(model, tokenizer, ids, rows["question"].to_list(), **sampling_kwargs)
+    else:
+        df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, sampling_kwargs)
+    write_parquet(df, out_path)
+
+
+def _sample_shard_sequential(model, tokenizer, rows, ids, sequential: dict, kw: dict):
+    """A sequential setting's shard: :func:`sample_sequential` scored by ROUGE-L recall or keywords."""
+    from probunlearn import scoring
+
+    if kw.get("adaptive_threshold") is not None:
+        raise ValueError("a sequential sampling setting cannot use adaptive temperature")
+    name = sequential["score"]
+    if name == "rougeL_recall":
+        refs = rows["answer"].to_list()
+
+        def score(texts, idx):
+            return np.asarray(scoring.rouge_l(texts, [refs[i] for i in idx]))
+    elif name == "keyword_leak":
+        kws = rows["keywords"].to_list()
+
+        def score(texts, idx):
+            return np.asarray(scoring.keyword_leak(texts, [kws[i] for i in idx]), dtype=float)
+    else:
+        raise ValueError(f"sequential score must be rougeL_recall or keyword_leak, got {name!r}")
+    samples, _ = sample_sequential(
+        model,
+        tokenizer,
+        ids,
+        rows["question"].to_list(),
+        score,
+        q=sequential["q"],
+        alpha=sequential["alpha"],
+        leak_threshold=sequential["leak_threshold"],
+        round_size=sequential["round_size"],
+        n_max=kw["n"],
+        **{k: kw[k] for k in SEQUENTIAL_PASSED if k in kw},
+    )
+    return samples.drop("score")
+
+
+SEQUENTIAL_PASSED = (
+    "top_p",
+    "temperature",
+    "max_new_tokens",
+    "template",
+    "seed_key",
+    "base_seed",
+    "batch_size",
+    "device",
+    "progress",
+)
+
+
+def run_logprobs(
+    model_path: str,
+    evalset_path: str,
+    out_path: str,
+    *,
+    revision: str | None = None,
+    dtype: str = "float32",
+    threads: int | None = None,
+    template: str = qa.DEFAULT_TEMPLATE,
+    batch_size: int = 64,
+) -> None:
+    """Teacher-forced log-probabilities of the eval set's answers, written to ``out_path``."""
+    model, tokenizer = _load(model_path, revision, dtype, threads)
+    rows = pl.read_parquet(evalset_path)
+    df = teacher_forced_logprobs(model, tokenizer, rows, template=template, batch_size=batch_size)
+    write_parquet(df, out_path)

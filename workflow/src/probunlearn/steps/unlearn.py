@@ -1,0 +1,44 @@
+"""Rule unlearn: one unlearned model from the target and its recipe (method, split, lambdas)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from probunlearn.unlearning import (
+    unlearn,
+)
+
+
+def run_unlearn(
+    target_dir: str,
+    forget_path: str,
+    retain_path: str,
+    out_dir: str,
+    history_path: str,
+    *,
+    recipe: dict,
+    hparams: dict,
+    seed: int,
+    template: str,
+    threads: int | None = None,
+) -> dict:
+    """Rule unlearn: read the forget and retain sets and call :func:`unlearn` for one recipe.
+
+    ``recipe`` holds method, lambda_f and lambda_r (from the model name); ``hparams`` the
+    optimiser and method settings shared by every unlearned model of a run.
+    """
+    forget, retain = pl.read_parquet(forget_path), pl.read_parquet(retain_path)
+    return unlearn(
+        target_dir,
+        forget,
+        retain,
+        out_dir,
+        method=recipe["method"],
+        lambda_f=recipe["lambda_f"],
+        lambda_r=recipe["lambda_r"],
+        seed=seed,
+        template=template,
+        threads=threads,
+        log_path=history_path,
+        **hparams,
+    )
