@@ -8,7 +8,7 @@ a number of rows (TOFU configs, JailbreakBench behaviors). :func:`fetch_dataset`
 - cached: a file already there that verifies is kept, and nothing is downloaded;
 - from a local copy: with ``source=`` (a directory laid out as ``../shared/data/<dataset>``), files are
   copied from there (``<split>.jsonl`` is accepted for TOFU's ``<split>.json``) and verified;
-- otherwise downloaded (``huggingface_hub.hf_hub_download`` for hub files, ``urllib`` for URLs);
+- otherwise downloaded (:func:`probunlearn.remote.hub_file` for hub files, ``urllib`` for URLs);
 - atomically: written under a temporary name beside the target, verified, then renamed; a file that does
   not verify is deleted and :class:`VerificationError` names it with the expected and found values;
 - offline (no network, the hub unreachable, ``HF_HUB_OFFLINE=1``): :class:`OfflineError` says exactly
@@ -32,6 +32,7 @@ from pathlib import Path
 
 from probunlearn import loaders
 from probunlearn.evalsets import RETAIN_OF
+from probunlearn.remote import OfflineError, hub_file
 
 __all__ = [
     "DATASETS",
@@ -53,10 +54,6 @@ __all__ = [
     "sha256sum",
     "verify",
 ]
-
-
-class OfflineError(RuntimeError):
-    """The source cannot be reached; the message says which files to put where."""
 
 
 class VerificationError(ValueError):
@@ -376,26 +373,6 @@ def fetch_url(
     return _install(tmp, dest, sha256, rows, f"{dest} (downloaded from {url})")
 
 
-def _hub_offline(e: BaseException) -> bool:
-    from huggingface_hub import errors
-
-    if isinstance(e, errors.LocalEntryNotFoundError | errors.OfflineModeIsEnabled):
-        return True
-    if isinstance(
-        e,
-        errors.RepositoryNotFoundError | errors.RevisionNotFoundError | errors.EntryNotFoundError,
-    ):
-        return False
-    try:
-        import httpx
-
-        if isinstance(e, httpx.TransportError):
-            return True
-    except ImportError:  # pragma: no cover - older huggingface_hub uses requests
-        pass
-    return isinstance(e, ConnectionError | TimeoutError)
-
-
 def fetch_hub_file(
     repo_id: str,
     filename: str,
@@ -411,8 +388,6 @@ def fetch_hub_file(
     The file is downloaded into the huggingface_hub cache, copied under a temporary name beside ``dest``,
     verified and renamed. Raises :class:`OfflineError` when the hub cannot be reached.
     """
-    import huggingface_hub  # looked up at call time, so tests can monkeypatch it
-
     dest = Path(dest)
     if dest.is_file():
         try:
@@ -421,16 +396,9 @@ def fetch_hub_file(
         except VerificationError:
             pass
     try:
-        cached = huggingface_hub.hf_hub_download(
-            repo_id=repo_id, filename=filename, repo_type=repo_type, revision=revision
-        )
-    except Exception as e:
-        if _hub_offline(e):
-            raise OfflineError(
-                f"cannot reach the Hugging Face hub for {repo_id}/{filename} at revision {revision} "
-                f"({type(e).__name__}): put the file at {dest} by hand"
-            ) from e
-        raise
+        cached = hub_file(repo_id, filename, revision=revision, repo_type=repo_type)
+    except OfflineError as e:
+        raise OfflineError(f"{e}: put the file at {dest} by hand") from e
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_beside(dest)
     shutil.copyfile(cached, tmp)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from probunlearn import models
+from probunlearn.remote import hub_file
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -289,10 +290,8 @@ def fetch_model(
 
 
 def _hub_model_file(repo_id: str, filename: str, revision: str | None, out_dir: Path) -> Path:
-    from huggingface_hub import hf_hub_download
-
     try:
-        return Path(hf_hub_download(repo_id, filename, revision=revision))
+        return hub_file(repo_id, filename, revision=revision, repo_type="model")
     except Exception as e:
         raise ModelUnavailableError(
             f"cannot download {filename} of {repo_id} (revision {revision}): "

@@ -5,7 +5,7 @@
 - JailbreakBench JBB-Behaviors (hub ``JailbreakBench/JBB-Behaviors``): :func:`load_jbb`.
 
 Every loader reads a local copy when ``source`` is given (a directory laid out as ``../shared/data``);
-otherwise it fetches the file from its public source with ``huggingface_hub.hf_hub_download`` at a pinned
+otherwise it fetches the file from its public source with :func:`probunlearn.remote.hub_file` at a pinned
 revision (the named ``*_REVISION`` constants); :mod:`probunlearn.downloads` fetches verified copies into
 ``resources/`` for them. Malformed input (bad JSON, a missing field, a wrong number of CSV fields, a missing
 column) raises ``ValueError`` naming the file and the line (the line where the record starts).
@@ -25,6 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from probunlearn.judges import HARMBENCH_CLS_MODEL
+from probunlearn.remote import hub_file
 from probunlearn.rows import make_row, to_frame
 
 __all__ = [
@@ -114,17 +115,6 @@ TOFU_SPLITS = (
 )
 
 
-def _hub_download(repo_id: str, filename: str, revision: str) -> Path:
-    """One file of a hub data set repository (cached by huggingface_hub)."""
-    import huggingface_hub  # looked up at call time, so tests can monkeypatch it
-
-    return Path(
-        huggingface_hub.hf_hub_download(
-            repo_id=repo_id, filename=filename, repo_type="dataset", revision=revision
-        )
-    )
-
-
 def _json_array_records(path: Path, text: str) -> list[tuple[int, object]]:
     """(line number where it starts, element) of a JSON array file."""
     dec = json.JSONDecoder()
@@ -203,7 +193,7 @@ def _field(path: Path, lineno: int, obj: dict, key: str, *, kind: type = str):
 
 def _tofu_file(split: str, source: Path | None, revision: str) -> Path:
     if source is None:
-        return _hub_download(TOFU_REPO, f"{split}.json", revision)
+        return hub_file(TOFU_REPO, f"{split}.json", revision=revision)
     for name in (f"{split}.jsonl", f"{split}.json"):
         if (source / name).is_file():
             return source / name
@@ -459,7 +449,7 @@ def load_jbb(
         raise ValueError(f"kind must be 'harmful' or 'benign', got {kind!r}")
     filename = f"{kind}-behaviors.csv"
     if source is None:
-        path = _hub_download(JBB_REPO, f"data/{filename}", revision)
+        path = hub_file(JBB_REPO, f"data/{filename}", revision=revision)
     else:
         path = Path(source)
         if path.is_dir():
