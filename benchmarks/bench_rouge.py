@@ -17,7 +17,8 @@ import numpy as np
 from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from rouge_score import rouge_scorer
 
-from probunlearn.scoring import _word_tokenize, rouge_l, self_bleu, self_bleu_scores
+from probunlearn.scoring import rouge_l, self_bleu, self_bleu_scores
+from probunlearn.scoring.self_bleu import _word_tokenize
 
 N_PROMPTS = 1_000
 N_SAMPLES = 1_000

@@ -10,7 +10,6 @@ from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 from rouge_score import rouge_scorer
 
 from probunlearn.scoring import (
-    _word_tokenize,
     diversity,
     keyword_leak,
     rouge_l,
@@ -18,6 +17,7 @@ from probunlearn.scoring import (
     self_bleu,
     self_bleu_scores,
 )
+from probunlearn.scoring.self_bleu import _word_tokenize
 
 KINDS = ("recall", "precision", "fmeasure")
 
