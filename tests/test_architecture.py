@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,21 @@ def test_scripts_call_one_library_function(root):
             for a in n.names
         ]
         assert len(calls) == 1, f"{script.name} imports {calls}"
+
+
+def test_scripts_take_paths_from_the_rule_not_by_slicing(root):
+    """A path a script needs is a param or an input/output of its rule (from probunlearn.dag.Paths),
+    never rebuilt from another path by slicing, splitting or changing its suffix. (The folder of a
+    rule's own file, ``.parent``, is allowed: fetch_data and benchmark_sets write beside it, and a new
+    param there would re-fetch every data set and retrain everything of existing runs.)"""
+    pattern = re.compile(r"\[\s*:\s*-|rsplit\(|\.split\(\s*[\"']/|with_suffix\(|removesuffix\(")
+    found = [
+        f"{script.name}:{i}: {line.strip()}"
+        for script in sorted((root / "workflow" / "scripts").glob("*.py"))
+        for i, line in enumerate(script.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert found == []
 
 
 def test_common_smk_stays_thin(root):

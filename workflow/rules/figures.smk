@@ -12,6 +12,7 @@ rule table1:
     conda:
         "../../envs/analysis.yaml"
     params:
+        render=lambda wc, output: P.stem(output.render[0]),
         scores=lambda wc: D.table1_scores(),
         rho=config["bounds"]["rho"],
         decimals=config["figures"]["decimals"],
@@ -32,10 +33,8 @@ rule fig3_tofu:
         "../../envs/analysis.yaml"
     params:
         scores=lambda wc: D.fig3_scores(),
-        figures={
-            n: P.figure_stem(n) for n in ("fig3b", "fig3c", "fig3d", "fig3e", "fig3f")
-        },
-        tables={n: P.table_stem(n) for n in ("fig3b", "fig3c", "fig3d", "fig3ef")},
+        figures=lambda wc, output: P.stems(output, ".png"),
+        tables=lambda wc, output: P.stems(output.tables, ".csv"),
         alpha=config["bounds"]["alpha"],
         points=config["figures"]["gen_points"],
     script:
@@ -55,6 +54,8 @@ rule fig3a:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output[0]),
+        table=lambda wc, output: P.stem(output.table),
         alpha=config["bounds"]["alpha"],
     script:
         "../scripts/fig3a.py"
@@ -72,8 +73,8 @@ rule fig4:
         "../../envs/analysis.yaml"
     params:
         runs=lambda wc: D.fig4_runs(),
-        figures={n: P.figure_stem(n) for n in ("fig4a", "fig4b")},
-        tables={n: P.table_stem(n) for n in ("fig4a", "fig4b")},
+        figures=lambda wc, output: P.stems(output, ".png"),
+        tables=lambda wc, output: P.stems(output.tables, ".csv"),
     script:
         "../scripts/fig4.py"
 
@@ -90,6 +91,8 @@ rule fig5a:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output[0]),
+        table=lambda wc, output: P.stem(output.table),
         runs=lambda wc: D.fig5a_runs(),
     script:
         "../scripts/fig5a.py"
@@ -106,6 +109,8 @@ rule fig5b:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output[0]),
+        table=lambda wc, output: P.stem(output.table),
         histories=lambda wc: D.fig5b_histories(),
     script:
         "../scripts/fig5b.py"
@@ -127,6 +132,9 @@ rule fig5c_table2:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output[0]),
+        table=lambda wc, output: P.stem(output.table),
+        render=lambda wc, output: P.stem(output.render[0]),
         runs=lambda wc: D.fig5c_runs(),
     script:
         "../scripts/fig5c_table2.py"
@@ -144,6 +152,8 @@ rule fig6:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output[0]),
+        table=lambda wc, output: P.stem(output.table),
         labels=list(D.fig6_models),
         alpha=config["bounds"]["alpha"],
     script:
@@ -161,6 +171,8 @@ rule fig_sequential:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output[0]),
+        table=lambda wc, output: P.stem(output.table),
         sequential=lambda wc: D.sequential_params("seq"),
         n_max=lambda wc: D.sampling_setting("seq")["n"],
     script:

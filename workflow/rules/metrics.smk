@@ -83,6 +83,7 @@ rule dcue_vs_fq:
     conda:
         "../../envs/analysis.yaml"
     params:
+        figure=lambda wc, output: P.stem(output.figure[0]),
         parts=lambda wc: D.dcue_parts(),
         postfinetune=lambda wc: D.postfinetune_parts(),
     script:

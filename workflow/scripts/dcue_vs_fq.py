@@ -8,7 +8,7 @@ with log_to(sm.log[0]):
     make_dcue_vs_fq(
         parts=sm.params.parts,
         csv_path=sm.output.table,
-        out_stem=sm.output.figure[0][: -len(".png")],
+        out_stem=sm.params.figure,
         postfinetune=sm.params.postfinetune,
         meta_csv=sm.output.meta,
     )

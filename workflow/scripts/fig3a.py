@@ -9,7 +9,7 @@ with log_to(sm.log[0]):
         bounds_path=sm.input.bounds,
         scores_path=sm.input.scores,
         evalset_path=sm.input.evalset,
-        out_stem=sm.output[0][: -len(".png")],
-        table_stem=sm.output.table[: -len(".csv")],
+        out_stem=sm.params.figure,
+        table_stem=sm.params.table,
         alpha=sm.params.alpha,
     )

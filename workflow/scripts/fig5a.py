@@ -8,6 +8,6 @@ with log_to(sm.log[0]):
     make_fig5a(
         runs=sm.params.runs["runs"],
         npo_runs=sm.params.runs["npo"],
-        out_stem=sm.output[0][: -len(".png")],
-        table_stem=sm.output.table[: -len(".csv")],
+        out_stem=sm.params.figure,
+        table_stem=sm.params.table,
     )

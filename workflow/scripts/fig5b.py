@@ -7,6 +7,6 @@ sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     make_fig5b(
         histories=sm.params.histories,
-        out_stem=sm.output[0][: -len(".png")],
-        table_stem=sm.output.table[: -len(".csv")],
+        out_stem=sm.params.figure,
+        table_stem=sm.params.table,
     )

@@ -8,8 +8,8 @@ with log_to(sm.log[0]):
     make_fig5c_table2(
         random_runs=sm.params.runs["random"],
         grid_runs=sm.params.runs["grid"],
-        out_stem=sm.output[0][: -len(".png")],
-        table_stem=sm.output.table[: -len(".csv")],
+        out_stem=sm.params.figure,
+        table_stem=sm.params.table,
         table2_csv=sm.output.table2,
-        table2_render=sm.output.render[0][: -len(".md")],
+        table2_render=sm.params.render,
     )

@@ -9,7 +9,7 @@ with log_to(sm.log[0]):
     make_fig6(
         scores=dict(zip(labels, sm.input.scores, strict=True)),
         bounds=dict(zip(labels, sm.input.bounds, strict=True)),
-        out_stem=sm.output[0][: -len(".png")],
-        table_stem=sm.output.table[: -len(".csv")],
+        out_stem=sm.params.figure,
+        table_stem=sm.params.table,
         alpha=sm.params.alpha,
     )

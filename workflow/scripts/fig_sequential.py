@@ -8,8 +8,8 @@ seq = sm.params.sequential
 with log_to(sm.log[0]):
     make_fig_sequential(
         bounds_paths=dict(sm.input.items()),
-        out_stem=sm.output[0][: -len(".png")],
-        table_stem=sm.output.table[: -len(".csv")],
+        out_stem=sm.params.figure,
+        table_stem=sm.params.table,
         n_max=sm.params.n_max,
         q=seq["q"],
         leak_threshold=seq["leak_threshold"],

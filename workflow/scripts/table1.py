@@ -8,7 +8,7 @@ with log_to(sm.log[0]):
     make_table1(
         scores=sm.params.scores,
         csv_path=sm.output.csv,
-        render_stem=sm.output.render[0][: -len(".md")],
+        render_stem=sm.params.render,
         rho=sm.params.rho,
         decimals=sm.params.decimals,
     )

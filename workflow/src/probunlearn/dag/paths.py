@@ -4,7 +4,8 @@ design and the tests pass names to get a file. Layout under ``results/{run}/`` a
 
 from __future__ import annotations
 
-from collections.abc import Container
+import os
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 
@@ -107,6 +108,21 @@ class Paths:
     def table_stem(self, name: str) -> str:
         """A table's path without its extension (for Snakemake's ``multiext``)."""
         return f"{self.out}/tables/{name}"
+
+    @staticmethod
+    def stem(path: str) -> str:
+        """A file's path without its extension: a figure or table is written as stem + each extension.
+
+        Rules derive stems from their outputs (Snakemake's advice, so a remote or non-shared file
+        system that rewrites output paths rewrites the stems too)."""
+        return os.path.splitext(path)[0]
+
+    @classmethod
+    def stems(cls, paths: Iterable[str], ext: str) -> dict[str, str]:
+        """Name -> stem of each path ending in ``ext`` (``.../figures/fig4a.png``: ``fig4a``)."""
+        return {
+            os.path.basename(cls.stem(p)): cls.stem(p) for p in map(str, paths) if p.endswith(ext)
+        }
 
     def log(self, *parts: str) -> str:
         """A job's log: ``log("sample", model, ...)`` is logs/sample/<model>/....log."""
