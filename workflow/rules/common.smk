@@ -27,7 +27,6 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
 
 D = Design(config)  # the experiment design: models, sampled runs, figure inputs
 P = D.paths  # every artifact's path
-OUT = P.out
 BENCH = config["benchmarks"]
 HUB_MODELS = config["models"]
 TEMPLATE = config["template"]

@@ -120,9 +120,8 @@ class Paths:
     @classmethod
     def stems(cls, paths: Iterable[str], ext: str) -> dict[str, str]:
         """Name -> stem of each path ending in ``ext`` (``.../figures/fig4a.png``: ``fig4a``)."""
-        return {
-            os.path.basename(cls.stem(p)): cls.stem(p) for p in map(str, paths) if p.endswith(ext)
-        }
+        stems = [cls.stem(p) for p in map(str, paths) if p.endswith(ext)]
+        return {os.path.basename(s): s for s in stems}
 
     def log(self, *parts: str) -> str:
         """A job's log: ``log("sample", model, ...)`` is logs/sample/<model>/....log."""
