@@ -82,9 +82,15 @@ def greedy_eval(
     extra_rows: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """Greedy answers of a loaded model for each eval set → one answers parquet and metric rows
-    (``extra_rows``, already complete metric rows, are written with them)."""
+    (``extra_rows``, already complete metric rows, are written with them). With no eval sets, the
+    answers parquet is empty and only ``extra_rows`` are written."""
     base = {"model": model_name, "method": method, "split": split}
     frames, rows = [], []
+    if not evalset_paths:
+        schema = {"id": pl.String, "question": pl.String, "answer": pl.String, "evalset": pl.String}
+        write_parquet(pl.DataFrame(schema=schema), out_answers)
+        write_metrics([dict(r) for r in extra_rows], out_csv)
+        return
     sets = [pl.read_parquet(path) for path in evalset_paths]
     # the forget splits are nested (forget01 in forget05 in forget10): answer each question once
     questions = [q for df in sets for q in df["question"].to_list()]
@@ -239,13 +245,16 @@ def run_evaluation(
     tofu_paths: Sequence[str] = (),
     tofu_sets: Sequence[str] = (),
     out_tofu_answers: str | None = None,
+    revision: str | None = None,
+    base: str | None = None,
 ) -> None:
     """Rule evaluate: load one model once; greedy answers, TOFU's own greedy answers (``tofu``: the
     config's ``tofu_eval``, on ``tofu_sets``) and the per-token log-probabilities (with TOFU's encoding
-    when ``tofu`` is given, else the format of ``template``)."""
+    when ``tofu`` is given, else the format of ``template``). ``model_dir``: a model directory, a hub id
+    (at ``revision``) or a PEFT adapter on ``base``."""
     models.set_threads(threads)
-    tok = models.load_tokenizer(model_dir)
-    model = models.load_model(model_dir, dtype=dtype, device=device)
+    tok = models.load_tokenizer(model_dir, revision=revision, base=base)
+    model = models.load_model(model_dir, revision=revision, dtype=dtype, device=device, base=base)
     extra: list[dict[str, Any]] = []
     if tofu is not None and out_tofu_answers is not None:
         extra = tofu_answers(

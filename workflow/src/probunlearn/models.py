@@ -101,13 +101,27 @@ def tiny_llama(
     return LlamaForCausalLM(cfg)
 
 
-def load_tokenizer(name_or_path: str, revision: str | None = None) -> PreTrainedTokenizerFast:
-    """Load a tokenizer from a local directory or a hub id at ``revision``; pad on the left."""
-    tok = AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+def load_tokenizer(
+    name_or_path: str, revision: str | None = None, base: str | None = None
+) -> PreTrainedTokenizerFast:
+    """Load a tokenizer from a local directory or a hub id at ``revision``; pad on the left.
+
+    A PEFT adapter directory without tokenizer files reads its base's tokenizer (``base``, or the
+    base the adapter names)."""
+    from probunlearn import checkpoints
+
+    source = name_or_path
+    if checkpoints.is_adapter(name_or_path) and not _has_tokenizer(Path(name_or_path)):
+        source, revision = base or checkpoints.adapter_base(name_or_path), None
+    tok = AutoTokenizer.from_pretrained(source, revision=revision)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
     return tok
+
+
+def _has_tokenizer(directory: Path) -> bool:
+    return any((directory / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json"))
 
 
 def load_model(
@@ -115,11 +129,23 @@ def load_model(
     revision: str | None = None,
     dtype: str | torch.dtype | None = "float32",
     device: str | None = "auto",
+    base: str | None = None,
 ) -> PreTrainedModel:
-    """Load a causal LM from a local directory or a hub id at ``revision``, in eval mode."""
+    """Load a causal LM from a local directory or a hub id at ``revision``, in eval mode.
+
+    A PEFT adapter directory (adapter_config.json) is loaded on top of ``base`` (default: the base it
+    names) without merging: the adapter stays a separate module, as it was trained."""
+    from probunlearn import checkpoints
+
+    adapter = checkpoints.is_adapter(name_or_path)
+    source = (base or checkpoints.adapter_base(name_or_path)) if adapter else name_or_path
     model = AutoModelForCausalLM.from_pretrained(
-        name_or_path, revision=revision, dtype=resolve_dtype(dtype)
+        source, revision=None if adapter else revision, dtype=resolve_dtype(dtype)
     )
+    if adapter:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, name_or_path)
     model.to(resolve_device(device))
     model.eval()
     return model

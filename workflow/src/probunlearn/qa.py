@@ -25,11 +25,15 @@ def format_prompt(question: str, template: str = DEFAULT_TEMPLATE) -> str:
 
 
 CHAT = "chat"  # the template value that means "the tokenizer's own chat template, one user turn"
+AUTO = "auto"  # the tokenizer's chat template where it has one, else DEFAULT_TEMPLATE
 
 
 def resolve_template(tokenizer, template: str) -> str:
     """``template`` itself, or for ``"chat"`` the model's chat template for one user question
-    (:func:`probunlearn.hub.chat_template`, rendered once per tokenizer)."""
+    (:func:`probunlearn.hub.chat_template`, rendered once per tokenizer); ``"auto"`` is ``"chat"``
+    for a tokenizer with a chat template and :data:`DEFAULT_TEMPLATE` otherwise."""
+    if template == AUTO:
+        template = CHAT if getattr(tokenizer, "chat_template", None) else DEFAULT_TEMPLATE
     if template != CHAT:
         return template
     cached = getattr(tokenizer, "_probunlearn_chat_template", None)
@@ -41,12 +45,20 @@ def resolve_template(tokenizer, template: str) -> str:
     return cached
 
 
+def uses_chat(tokenizer, template: str) -> bool:
+    """Whether ``template`` resolves to the tokenizer's chat template (which writes its own special
+    tokens)."""
+    return template == CHAT or (
+        template == AUTO and bool(getattr(tokenizer, "chat_template", None))
+    )
+
+
 def prompt_ids(tokenizer, question: str, template: str = DEFAULT_TEMPLATE) -> list[int]:
     """Token ids of the prompt, with exactly the special tokens the tokenizer adds by itself
     (``add_special_tokens=True``): none are prepended here. ``template="chat"`` uses the tokenizer's chat
     template, whose special tokens (a bos token, say) are its own: the rendered text is tokenised with
     ``add_special_tokens=False``, as ``apply_chat_template`` does."""
-    chat = template == CHAT
+    chat = uses_chat(tokenizer, template)
     text = format_prompt(question, resolve_template(tokenizer, template))
     return list(tokenizer(text, add_special_tokens=not chat)["input_ids"])
 

@@ -25,13 +25,10 @@ def hub_offline(e: BaseException) -> bool:
         errors.RepositoryNotFoundError | errors.RevisionNotFoundError | errors.EntryNotFoundError,
     ):
         return False
-    try:
-        import httpx
-
-        if isinstance(e, httpx.TransportError):
-            return True
-    except ImportError:  # pragma: no cover - older huggingface_hub uses requests
-        pass
+    # the hub's HTTP client (httpx, or httpx2 in newer huggingface_hub) raises a TransportError
+    # (ConnectError, timeouts) when no connection is made
+    if any(c.__name__ == "TransportError" for c in type(e).__mro__):
+        return True
     return isinstance(e, ConnectionError | TimeoutError)
 
 

@@ -205,7 +205,8 @@ def teacher_forced_logprobs(
 
     if fmt is None:
         fmt = token_scores.format_from_template(
-            qa.resolve_template(tokenizer, template), add_special_tokens=template != qa.CHAT
+            qa.resolve_template(tokenizer, template),
+            add_special_tokens=not qa.uses_chat(tokenizer, template),
         )
     return token_scores.answer_token_table(
         model, tokenizer, rows, fmt, batch_size=batch_size, device=device

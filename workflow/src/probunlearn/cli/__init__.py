@@ -10,10 +10,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``probunlearn`` console script."""
     parser = argparse.ArgumentParser(prog="probunlearn", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from probunlearn.cli import bounds, config
+    from probunlearn.cli import bounds, config, evaluate
 
     bounds.add_parser(sub)
     config.add_parser(sub)
+    evaluate.add_parser(sub)
     args = parser.parse_args(argv)
     return int(args.func(args) or 0)
 

@@ -25,10 +25,19 @@ def num_shards(evalset_path: str | os.PathLike, chunk_size: int) -> int:
     return math.ceil(n_rows / chunk_size)
 
 
-def _load(model_path: str, revision: str | None, dtype: str, threads: int | None, device=None):
+def _load(
+    model_path: str,
+    revision: str | None,
+    dtype: str,
+    threads: int | None,
+    device=None,
+    base: str | None = None,
+):
     models.set_threads(threads)
-    tokenizer = models.load_tokenizer(model_path, revision=revision)
-    model = models.load_model(model_path, revision=revision, dtype=dtype, device=device or "auto")
+    tokenizer = models.load_tokenizer(model_path, revision=revision, base=base)
+    model = models.load_model(
+        model_path, revision=revision, dtype=dtype, device=device or "auto", base=base
+    )
     return model, tokenizer
 
 
@@ -40,18 +49,23 @@ def run_sampling_shard(
     shard: int,
     chunk_size: int,
     revision: str | None = None,
+    base: str | None = None,
     dtype: str = "float32",
     threads: int | None = None,
     **sampling_kwargs,
 ) -> None:
-    """Sample the eval set's rows [shard·chunk_size, (shard+1)·chunk_size) and write them to ``out_path``."""
+    """Sample the eval set's rows [shard·chunk_size, (shard+1)·chunk_size) and write them to ``out_path``.
+
+    ``base``: the base model of a PEFT adapter ``model_path`` (default: the one it names)."""
     total = num_shards(evalset_path, chunk_size)
     if not 0 <= shard < total:
         raise ValueError(
             f"shard {shard} out of range: the eval set has {total} shards of {chunk_size}"
         )
     rows = pl.read_parquet(evalset_path).slice(shard * chunk_size, chunk_size)
-    model, tokenizer = _load(model_path, revision, dtype, threads, sampling_kwargs.get("device"))
+    model, tokenizer = _load(
+        model_path, revision, dtype, threads, sampling_kwargs.get("device"), base
+    )
     sequential = sampling_kwargs.pop("sequential", None)
     ids = rows["id"].cast(pl.String).to_list()
     if sequential is None:

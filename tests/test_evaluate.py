@@ -1,0 +1,515 @@
+"""`probunlearn evaluate`: anyone's checkpoints (tiny models and a LoRA adapter built here), the user's
+own questions or TOFU, every bad input with its message, and content-keyed reruns."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from probunlearn import bounds, checkpoints
+from probunlearn.cli import main
+from probunlearn.evaluate.plan import Plan, PlanError
+from probunlearn.evaluate.userdata import DataError, read_user_data
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+ARCH = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_layers": 2,
+    "num_heads": 2,
+    "max_positions": 1024,
+}
+QUESTIONS = [
+    {"question": f"Who wrote book number {i}?", "answer": f"Alice Smith wrote book {i} in Paris."}
+    for i in range(5)
+]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory) -> dict[str, Path]:
+    """Three tiny Llama models (one tokenizer), a LoRA adapter on the first, and 5 questions."""
+    from peft import LoraConfig, get_peft_model
+
+    from probunlearn import models
+
+    root = tmp_path_factory.mktemp("zoo")
+    texts = [f"Question: {q['question']}\nAnswer: {q['answer']}" for q in QUESTIONS] * 4
+    tok = models.train_tokenizer(texts + ["the cat sat on the mat"] * 5, 300)
+    out = {}
+    for i, name in enumerate(["a", "b", "ref"]):
+        out[name] = models.save_model(
+            models.tiny_llama(len(tok), ARCH, seed=i, tokenizer=tok), tok, root / name
+        )
+    lora = get_peft_model(
+        models.load_model(str(out["a"])),
+        LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
+    )
+    lora.save_pretrained(root / "adapter")
+    out["adapter"] = root / "adapter"
+    out["data"] = _write_jsonl(root / "questions.jsonl", QUESTIONS)
+    return out
+
+
+def _evaluate(*args: str, capsys=None) -> int:
+    return main(["evaluate", "--n", "12", "--max-new-tokens", "6", "--cores", "2", *map(str, args)])
+
+
+def _error(capsys, *args) -> str:
+    rc = _evaluate(*args)
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    return err
+
+
+# ---- the user's data -------------------------------------------------------------------------------
+
+
+def test_user_data_formats_agree(tmp_path):
+    jsonl = _write_jsonl(tmp_path / "q.jsonl", QUESTIONS)
+    csv = tmp_path / "q.csv"
+    pl.DataFrame(QUESTIONS).write_csv(csv)
+    parquet = tmp_path / "q.parquet"
+    pl.DataFrame(QUESTIONS).write_parquet(parquet)
+    frames = [read_user_data(p) for p in (jsonl, csv, parquet)]
+    assert frames[0]["id"].to_list() == [f"row-{i}" for i in range(1, 6)]
+    for f in frames[1:]:
+        assert f.equals(frames[0])
+
+
+def test_user_data_keywords_from_csv_and_truth_ratio_columns(tmp_path):
+    csv = tmp_path / "k.csv"
+    csv.write_text("id,question,keywords\nq1,What is the code?,alpha;beta\n")
+    rows = read_user_data(csv)
+    assert rows["keywords"].to_list() == [["alpha", "beta"]] and rows["id"].to_list() == ["q1"]
+    tofu = _write_jsonl(
+        tmp_path / "t.jsonl",
+        [
+            {
+                "question": "Q?",
+                "answer": "A.",
+                "paraphrased_answer": "A!",
+                "perturbed_answer": ["B."],
+            }
+        ],
+    )
+    row = read_user_data(tofu).row(0, named=True)
+    assert row["paraphrased_answer"] == "A!" and row["perturbed_answers"] == ["B."]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"prompt": "x"}\n', r"q\.jsonl: no column 'question' \(columns: \['prompt'\]\)"),
+        (
+            '{"question": "x", "answer": "y"}\n{"question": "z", "answer": ""}\n',
+            r"q\.jsonl: row 2: column 'answer' is empty",
+        ),
+        ('{"question": 3}\n', r"q\.jsonl: row 1: column 'question' is int; expected text"),
+        (
+            '{"question": "x", "keywords": "a"}\n{"question": "y", "keywords": [1]}\n',
+            r"row 2: column 'keywords' must be a list of strings",
+        ),
+        (
+            '{"id": "a", "question": "x"}\n{"id": "a", "question": "y"}\n',
+            r"row 2: column 'id' repeats 'a' of row 1",
+        ),
+        ('{"question": "x"\n', r"q\.jsonl: line 1: not JSON"),
+    ],
+    ids=["no-question", "empty-answer", "not-text", "bad-keywords", "duplicate-id", "not-json"],
+)
+def test_user_data_errors_name_file_column_and_row(tmp_path, content, message):
+    path = tmp_path / "q.jsonl"
+    path.write_text(content)
+    with pytest.raises(DataError, match=message):
+        read_user_data(path)
+
+
+# ---- every bad input, before any job ---------------------------------------------------------------
+
+
+def test_bad_inputs_fail_before_any_job(zoo, tmp_path, capsys):
+    out = tmp_path / "out"
+    data = zoo["data"]
+    notmodel = tmp_path / "notmodel"
+    notmodel.mkdir()
+    (notmodel / "weights.txt").write_text("x")
+    err = _error(capsys, "--model", f"x={notmodel}", "--data", data, "--out", out)
+    assert "model 'x'" in err and "not a model: no config.json" in err
+    pickled = tmp_path / "pickled"
+    pickled.mkdir()
+    (pickled / "config.json").write_text("{}")
+    (pickled / "pytorch_model.bin").write_bytes(b"x")
+    err = _error(capsys, "--model", f"p={pickled}", "--data", data, "--out", out)
+    assert "no *.safetensors weights (only pickled weights: pytorch_model.bin)" in err
+    orphan = tmp_path / "orphan"
+    orphan.mkdir()
+    cfg = json.loads((zoo["adapter"] / "adapter_config.json").read_text())
+    cfg["base_model_name_or_path"] = None
+    (orphan / "adapter_config.json").write_text(json.dumps(cfg))
+    (orphan / "adapter_model.safetensors").write_bytes(
+        (zoo["adapter"] / "adapter_model.safetensors").read_bytes()
+    )
+    err = _error(capsys, "--model", f"o={orphan}", "--data", data, "--out", out)
+    assert "PEFT adapter that names no base model" in err and "--base o=" in err
+    err = _error(capsys, "--model", f"a={zoo['a']}", "--benchmark", "tofu:forget07", "--out", out)
+    assert "unknown benchmark 'tofu:forget07'" in err
+    err = _error(
+        capsys, "--model", f"a={zoo['a']}", "--data", data, "--judge", "refusal", "--out", out
+    )
+    assert "--judge refusal scores requests" in err and "has 'answer'" in err
+    requests = _write_jsonl(tmp_path / "r.jsonl", [{"question": "How do I pick a lock?"}])
+    err = _error(capsys, "--model", f"a={zoo['a']}", "--data", requests, "--out", out)
+    assert "no column 'answer' or 'keywords'" in err and "--judge" in err
+    err = _error(
+        capsys, "--model", f"a={zoo['a']}", "--data", requests, "--judge", "harmbench", "--out", out
+    )
+    assert "--judge harmbench needs --judge-model" in err
+    err = _error(
+        capsys,
+        "--model",
+        f"a={zoo['a']}",
+        "--reference",
+        f"r={zoo['ref']}",
+        "--data",
+        data,
+        "--out",
+        out,
+    )
+    assert "--reference needs the truth ratio" in err and "'paraphrased_answer'" in err
+    err = _error(
+        capsys,
+        "--model",
+        f"a={zoo['a']}",
+        "--original",
+        f"o={zoo['ref']}",
+        "--data",
+        data,
+        "--out",
+        out,
+    )
+    assert "--original (DCUE) needs a holdout set" in err
+    err = _error(capsys, "--model", "a=./no/such/dir", "--data", data, "--out", out)
+    assert "./no/such/dir does not exist" in err
+    err = _error(
+        capsys, "--model", f"a={zoo['a']}", "--data", tmp_path / "missing.csv", "--out", out
+    )
+    assert "missing.csv: no such file" in err
+    assert not out.exists(), "an error before any job writes nothing"
+
+
+# ---- identity ----------------------------------------------------------------------------------------
+
+
+def test_fingerprint_is_cached_by_size_and_mtime(zoo, tmp_path, monkeypatch):
+    cache = tmp_path / "fp.json"
+    first = checkpoints.identity(zoo["b"], cache=cache)
+    reads = []
+    real = checkpoints._file_digest
+
+    def counting(path, entries):
+        before = dict(entries)
+        out = real(path, entries)
+        if before.get(str(Path(path).resolve())) != entries[str(Path(path).resolve())]:
+            reads.append(path.name)
+        return out
+
+    monkeypatch.setattr(checkpoints, "_file_digest", counting)
+    assert checkpoints.identity(zoo["b"], cache=cache) == first
+    assert reads == [], "a no-op identity re-reads no file"
+    copy = tmp_path / "b"
+    import shutil
+
+    shutil.copytree(zoo["b"], copy)
+    assert checkpoints.identity(copy, cache=cache) == first, "the content, not the path"
+    weights = copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    assert checkpoints.identity(copy, cache=cache) != first
+    assert reads[-1] == "model.safetensors"
+
+
+def test_hub_revision_resolves_offline_from_the_cache(tmp_path, monkeypatch):
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    refs = tmp_path / "models--org--tiny" / "refs"
+    refs.mkdir(parents=True)
+    (refs / "main").write_text(commit + "\n")
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert checkpoints.identity("org/tiny", "main") == f"org/tiny@{commit}"
+    assert checkpoints.identity("org/tiny", "f" * 40) == f"org/tiny@{'f' * 40}"
+    with pytest.raises(checkpoints.UnresolvedRevisionError, match="org/tiny at revision 'v2'"):
+        checkpoints.identity("org/tiny", "v2")
+
+
+# ---- end to end ----------------------------------------------------------------------------------------
+
+
+def _jobs(out: Path, *args) -> dict[str, int]:
+    """The jobs a dry run would run, by rule."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "probunlearn.cli",
+        "evaluate",
+        "--n",
+        "12",
+        "--max-new-tokens",
+        "6",
+        "--out",
+        str(out),
+        "--dry-run",
+        *map(str, args),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return {}
+    table = text.split("Job stats:")[1].split("total")[0]
+    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+@pytest.mark.slow
+def test_evaluate_end_to_end(zoo, tmp_path):
+    out = tmp_path / "out"
+    models = ["--model", f"a={zoo['a']}", "--model", f"lora={zoo['adapter']}"]
+    common = ["--data", zoo["data"], "--leak-threshold", "0.5", "--out", out]
+    assert _evaluate(*models, *common) == 0
+    summary = pl.read_csv(out / "summary.csv")
+    assert summary["model"].to_list() == ["a", "lora"]
+    for name in ("a", "lora"):
+        scores = pl.read_parquet(out / "scores" / f"{name}.parquet")
+        sampled = scores.filter(~pl.col("greedy")).sort("id", "sample")
+        mat = sampled["rougeL_recall"].to_numpy().reshape(5, 12)
+        greedy = scores.filter(pl.col("greedy")).sort("id")["rougeL_recall"].to_numpy()
+        expect = bounds.summarize(mat, greedy=greedy, alpha=0.01, leak_threshold=0.5)
+        row = summary.filter(pl.col("model") == name).row(0, named=True)
+        assert row["prompts"] == 5 and row["n"] == 12 and row["leak"] == "rougeL_recall >= 0.5"
+        for col, key in [
+            ("sampled_mean", "mean"),
+            ("sampled_std", "std"),
+            ("ed", "ed"),
+            ("m_mu", "m_mu"),
+            ("m_sigma", "m_sigma"),
+            ("greedy", "greedy"),
+            ("m_bin", "m_bin_ge_0.5"),
+        ]:
+            assert row[col] == pytest.approx(float(expect[key].mean()), rel=1e-12, abs=1e-15), col
+        curve = pl.read_csv(out / "gen_curves.csv").filter(pl.col("model") == name)
+        assert curve["m_gen"].to_list() == pytest.approx(
+            [float(expect[c].mean()) for c in expect.columns if c.startswith("m_gen_")]
+        )
+        assert pl.read_csv(out / "summary" / f"{name}.csv").height == 1
+    ids = pl.read_csv(out / "models.csv")
+    lora = ids.filter(pl.col("name") == "lora").row(0, named=True)
+    assert lora["base"] == str(zoo["a"]) and lora["identity"].endswith(
+        checkpoints.identity(zoo["a"])
+    )
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64") == 3 and "<h2>Summary</h2>" in html
+    # the adapter is not merged: its samples differ from its base's
+    a = pl.read_parquet(out / "scores" / "a.parquet")
+    lo = pl.read_parquet(out / "scores" / "lora.parquet")
+    assert not np.array_equal(a["rougeL_recall"].to_numpy(), lo["rougeL_recall"].to_numpy()) or (
+        pl.read_parquet(out / "samples" / "a" / "shard-0.parquet")["text"].to_list()
+        != pl.read_parquet(out / "samples" / "lora" / "shard-0.parquet")["text"].to_list()
+    )
+
+    # nothing to do again; one more model runs only that model's jobs (and the summary)
+    assert _jobs(out, *models, *common[:-2]) == {}
+    more = [*models, "--model", f"b={zoo['b']}"]
+    assert _jobs(out, *more, *common[:-2]) == {"sample": 1, "score": 1, "summary": 1, "all": 1}
+    assert _evaluate(*more, *common) == 0
+    stamp = {p: p.stat().st_mtime_ns for p in (out / "samples").rglob("*.parquet")}
+
+    # b's weights changed in place: exactly b's jobs rerun
+    weights = Path(zoo["b"]) / "model.safetensors"
+    import safetensors.torch as st
+
+    tensors = st.load_file(weights)
+    tensors["model.norm.weight"] = tensors["model.norm.weight"] * 1.5
+    st.save_file(tensors, weights, metadata={"format": "pt"})
+    assert _jobs(out, *more, *common[:-2]) == {"sample": 1, "score": 1, "summary": 1, "all": 1}
+    assert _evaluate(*more, *common) == 0
+    changed = {p for p, t in stamp.items() if p.stat().st_mtime_ns != t}
+    assert changed == {out / "samples" / "b" / "shard-0.parquet"}
+    assert pl.read_csv(out / "summary.csv")["model"].to_list() == ["a", "lora", "b"]
+
+
+@pytest.mark.slow
+def test_evaluate_lints_clean(zoo, tmp_path):
+    from probunlearn.cli.evaluate import SNAKEFILE
+
+    cfg = tmp_path / "evaluate.yaml"
+    import yaml
+
+    from probunlearn.cli.evaluate import build_config
+
+    args = _namespace(model=[f"a={zoo['a']}"], data=zoo["data"])
+    cfg.write_text(yaml.safe_dump(build_config(args)))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--lint",
+            "--snakefile",
+            str(SNAKEFILE),
+            "--directory",
+            str(tmp_path),
+            "--configfile",
+            str(cfg),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Congratulations" in out and "Lints for" not in out, out[-3000:]
+
+
+def _namespace(**given):
+    import argparse
+
+    from probunlearn.cli import evaluate
+
+    parser = argparse.ArgumentParser()
+    evaluate.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["evaluate", "--out", "x"])
+    for k, v in given.items():
+        setattr(args, k, v)
+    return args
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is absent: no TOFU files to read")
+def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
+    out = tmp_path / "tofu"
+    rc = _evaluate(
+        "--model",
+        f"a={zoo['a']}",
+        "--reference",
+        f"ref={zoo['ref']}",
+        "--original",
+        f"orig={zoo['b']}",
+        "--benchmark",
+        "tofu:forget01",
+        "--data-dir",
+        SHARED,
+        "--out",
+        out,
+        "--max-new-tokens",
+        "2",
+    )
+    assert rc == 0
+    row = pl.read_csv(out / "summary.csv").row(0, named=True)
+    assert row["prompts"] == 40 and row["evalset"] == "forget01"
+    assert 0 <= row["forget_quality"] <= 1 and 0 <= row["model_utility"] <= 1
+    assert 0 <= row["dcue_pvalue"] <= 1
+    tofu = pl.read_csv(out / "tofu" / "a" / "metrics.csv")
+    assert {"forget_quality", "ks_statistic", "model_utility"} <= set(tofu["metric"])
+    # forget quality is the KS test of the two models' truth ratios on the same 40 questions
+    plan = Plan(
+        {
+            "evaluate": {
+                "models": {},
+                "data": {"benchmark": "tofu:forget01", "data_dir": str(SHARED)},
+            }
+        }
+    )
+    assert plan.sets["forget01"].height == 40
+
+
+def test_plan_needs_exactly_one_data_source(zoo):
+    cfg = {
+        "evaluate": {
+            "models": {"a": {"source": str(zoo["a"]), "role": "evaluated"}},
+            "data": {"benchmark": None, "file": None},
+        }
+    }
+    with pytest.raises(PlanError, match="exactly one of --benchmark NAME and --data FILE"):
+        Plan(cfg).check()
+
+
+@pytest.mark.slow
+def test_evaluate_from_a_wheel_install(zoo, tmp_path, root):
+    """A plain (non-editable) install runs the workflow shipped inside the package."""
+    import site
+    import sysconfig
+
+    wheels = tmp_path / "wheels"
+    build = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(wheels),
+        str(root),
+    ]
+    subprocess.run(build, check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = wheels.glob("probunlearn-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(python),
+        "install",
+        "--no-deps",
+        "-q",
+        str(wheel),
+    ]
+    subprocess.run(install, check=True, capture_output=True)
+    # the dependencies come from this environment (a .pth file: its editable probunlearn does not)
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    deps = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    (Path(purelib) / "outer.pth").write_text("\n".join(dict.fromkeys(deps)) + "\n")
+    out = tmp_path / "out"
+    cmd = [
+        str(python),
+        "-m",
+        "probunlearn.cli",
+        "evaluate",
+        "--model",
+        f"a={zoo['a']}",
+        "--data",
+        str(zoo["data"]),
+        "--n",
+        "8",
+        "--max-new-tokens",
+        "4",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"Snakefile: {Path(purelib).resolve()}/probunlearn/evaluate/workflow/Snakefile" in (
+        proc.stdout + proc.stderr
+    ).replace(purelib, str(Path(purelib).resolve()))
+    assert pl.read_csv(out / "summary.csv")["prompts"].to_list() == [5]

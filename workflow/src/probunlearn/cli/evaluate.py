@@ -1,0 +1,279 @@
+"""``probunlearn evaluate``: the probabilistic verdict on anyone's checkpoints, through Snakemake.
+
+The command checks every input (models, adapters, data, judge) before any job runs, writes
+``<out>/evaluate.yaml`` and runs the packaged workflow (``probunlearn/evaluate/workflow/Snakefile``)
+in ``<out>``, so every artifact is cached there: a second call with one more model samples only that
+model, and a checkpoint changed in place (its content fingerprint) reruns exactly its jobs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
+
+
+class UsageError(ValueError):
+    """A command-line value that cannot be used; reported as one line, exit status 2."""
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``evaluate`` subcommand."""
+    p = sub.add_parser(
+        "evaluate",
+        help="sample, score and bound your own checkpoints on a benchmark or your own questions",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    m = p.add_argument_group("models")
+    m.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=PATH_OR_ID[@REV]",
+        help="a model to evaluate (repeatable): a local directory, a PEFT adapter "
+        "directory or a hub id at an optional revision",
+    )
+    m.add_argument(
+        "--base",
+        action="append",
+        default=[],
+        metavar="NAME=PATH_OR_ID",
+        help="the base model of adapter NAME (default: the base the adapter names)",
+    )
+    m.add_argument(
+        "--reference",
+        default=None,
+        metavar="NAME=PATH_OR_ID[@REV]",
+        help="a retain-only model: TOFU's forget quality",
+    )
+    m.add_argument(
+        "--original",
+        default=None,
+        metavar="NAME=PATH_OR_ID[@REV]",
+        help="the model before unlearning: DCUE (needs a holdout set)",
+    )
+    d = p.add_argument_group("data")
+    d.add_argument(
+        "--benchmark", default=None, help="tofu:forget01|tofu:forget05|tofu:forget10, hp_qa or jbb"
+    )
+    d.add_argument(
+        "--data-dir",
+        default=None,
+        type=Path,
+        help="read the benchmark from a local copy laid out like ../shared/data",
+    )
+    d.add_argument(
+        "--data",
+        default=None,
+        type=Path,
+        metavar="FILE",
+        help="your questions (.jsonl, .json, .csv, .parquet): question and answer, "
+        "or keywords, or neither with --judge",
+    )
+    d.add_argument(
+        "--holdout",
+        default=None,
+        type=Path,
+        metavar="FILE",
+        help="questions the original model never saw (DCUE's D_v), same format",
+    )
+    d.add_argument(
+        "--judge",
+        default=None,
+        choices=["refusal", "harmbench"],
+        help="score answers to requests by a harm judge",
+    )
+    d.add_argument("--judge-model", default=None, help="the HarmBench classifier's directory")
+    s = p.add_argument_group("sampling and bounds")
+    s.add_argument("--n", type=int, default=128, help="samples per prompt (128)")
+    s.add_argument("--top-p", type=float, default=0.9, help="nucleus sampling (0.9)")
+    s.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (1.0)")
+    s.add_argument("--max-new-tokens", type=int, default=64, help="tokens per answer (64)")
+    s.add_argument(
+        "--template",
+        default="auto",
+        help="prompt template with {question}; 'chat' = the model's chat template; "
+        "'auto' (default) = chat where the tokenizer has one, else 'Question: "
+        "{question}\\nAnswer:'",
+    )
+    s.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
+    s.add_argument(
+        "--leak-threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="a leak is a score >= T: M_bin of continuous scores (ROUGE-L)",
+    )
+    s.add_argument("--chunk-size", type=int, default=16, help="prompts per sampling job (16)")
+    s.add_argument("--batch-size", type=int, default=256, help="rows per forward pass (256)")
+    s.add_argument("--seed", type=int, default=0, help="base seed of the samples (0)")
+    r = p.add_argument_group("running")
+    r.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ... (auto)")
+    r.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    r.add_argument("--threads", type=int, default=1, help="CPU threads per model job (1)")
+    r.add_argument(
+        "--out", type=Path, required=True, help="output directory (cached between calls)"
+    )
+    r.add_argument("--cores", type=int, default=1, help="passed to snakemake (1)")
+    r.add_argument(
+        "--profile",
+        default=None,
+        help="a snakemake profile directory or name, passed through (e.g. a SLURM profile)",
+    )
+    r.add_argument("--dry-run", action="store_true", help="show the jobs, run nothing")
+    p.set_defaults(func=run)
+
+
+def _split(arg: str, flag: str) -> tuple[str, str]:
+    name, sep, value = arg.partition("=")
+    if not sep or not name or not value:
+        raise UsageError(f"{flag} {arg!r}: expected NAME=VALUE")
+    return name, value
+
+
+def model_spec(arg: str, flag: str, role: str) -> tuple[str, dict]:
+    """``NAME=PATH_OR_ID[@REVISION]`` → (name, spec). A local path keeps an ``@`` in its name."""
+    name, value = _split(arg, flag)
+    source, revision = value, None
+    if "@" in value and not Path(value).exists():
+        source, _, revision = value.rpartition("@")
+    if Path(source).exists():
+        source = str(Path(source).resolve())
+    return name, {"source": source, "revision": revision, "base": None, "role": role}
+
+
+def named_base(source: str) -> str | None:
+    """The base an adapter directory names, as an absolute path where it is a local directory
+    (relative to the current directory, or else to the adapter), so the workflow finds it from its
+    own working directory; None for a full model."""
+    from probunlearn import checkpoints
+
+    if not checkpoints.is_adapter(source):
+        return None
+    base = checkpoints.adapter_base(source)
+    if base is None:
+        return None
+    for candidate in (Path(base), Path(source) / base):
+        if candidate.is_dir():
+            return str(candidate.resolve())
+    return base
+
+
+def build_config(args: argparse.Namespace) -> dict:
+    """The ``evaluate`` config of the command line (what evaluate.yaml holds)."""
+    models: dict[str, dict] = {}
+    specs = [(a, "--model", "evaluated") for a in args.model]
+    specs += [
+        (a, f"--{role}", role)
+        for role in ("reference", "original")
+        if (a := getattr(args, role)) is not None
+    ]
+    for arg, flag, role in specs:
+        name, spec = model_spec(arg, flag, role)
+        if name in models:
+            raise UsageError(f"{flag} {arg!r}: the name {name!r} is given twice")
+        models[name] = spec
+    for arg in args.base:
+        name, base = _split(arg, "--base")
+        if name not in models:
+            raise UsageError(f"--base {arg!r}: no --model named {name!r}")
+        models[name]["base"] = str(Path(base).resolve()) if Path(base).exists() else base
+    for spec in models.values():
+        spec["base"] = spec["base"] or named_base(spec["source"])
+
+    def path(p):
+        return None if p is None else str(Path(p).resolve())
+
+    return {
+        "evaluate": {
+            "models": models,
+            "data": {
+                "benchmark": args.benchmark,
+                "data_dir": path(args.data_dir),
+                "file": path(args.data),
+                "holdout": path(args.holdout),
+                "judge": args.judge,
+                "judge_model": path(args.judge_model) if args.judge_model else None,
+            },
+            "sampling": {
+                "n": args.n,
+                "top_p": args.top_p,
+                "temperature": args.temperature,
+                "max_new_tokens": args.max_new_tokens,
+                "template": args.template,
+                "chunk_size": args.chunk_size,
+                "batch_size": args.batch_size,
+                "base_seed": args.seed,
+            },
+            "bounds": {
+                "alpha": args.alpha,
+                "leak_threshold": args.leak_threshold,
+                "bins": 100,
+                "rho": 2.0,
+            },
+            "dtype": args.dtype,
+            "device": args.device,
+            "threads": args.threads,
+        }
+    }
+
+
+def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
+    """The snakemake command line that runs the packaged workflow in ``args.out``."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(SNAKEFILE),
+        "--directory",
+        str(args.out),
+        "--configfile",
+        str(configfile),
+        "--cores",
+        str(args.cores),
+        "--rerun-incomplete",
+    ]
+    if args.profile:
+        cmd += ["--profile", args.profile]
+    if args.dry_run:
+        cmd += ["--dry-run"]
+    return cmd
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``probunlearn evaluate``; returns the exit status."""
+    from probunlearn.evaluate.plan import Plan
+    from probunlearn.io import write_text
+
+    try:
+        config = build_config(args)
+        plan = Plan(config)
+        plan.check()
+        plan.identities  # noqa: B018 - resolve every model now: an unreachable revision fails here
+    except (ValueError, RuntimeError) as e:
+        print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    # a dry run leaves the run's own evaluate.yaml as the last real run wrote it
+    name = ".probunlearn/evaluate.dry-run.yaml" if args.dry_run else "evaluate.yaml"
+    configfile = write_text(yaml.safe_dump(config, sort_keys=False), args.out / name)
+    ev = config["evaluate"]
+    rows = plan.sets[plan.sampled_set].height
+    print(
+        f"probunlearn evaluate: {len(plan.names('evaluated'))} model(s) x {rows} prompts of "
+        f"{plan.sampled_set!r} x (1 greedy + {ev['sampling']['n']} samples), in "
+        f"{len(plan.shards())} shard(s) per model; results in {args.out}",
+        file=sys.stderr,
+    )
+    rc = subprocess.call(snakemake_command(args, configfile))
+    if rc == 0 and not args.dry_run:
+        print(f"summary: {args.out / 'summary.csv'}\nreport:  {args.out / 'report.html'}")
+    return rc

@@ -1,0 +1,130 @@
+"""The summary tables of an evaluation: one row per (model, score), the M_gen curves, the identities.
+
+Every value is read off the per-prompt bounds the score job wrote (:mod:`probunlearn.sampled_eval`),
+averaged over the prompts: ``greedy`` (the greedy answer's score), ``sampled_mean``, ``sampled_std``,
+``ed``, ``m_mu``, ``m_sigma``, ``m_bin`` (of the decision in ``leak``: a 0/1 score, or a continuous
+score >= the leak threshold; null without one), and the set-level bounds ``set_m_mu`` (average E[X]
+over prompts) and ``worst_m_bin`` (no prompt leaks with a higher probability, simultaneously).
+TOFU's ``forget_quality`` and ``model_utility`` and DCUE's ``dcue_pvalue`` join where computed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from probunlearn import bounds
+from probunlearn.io import write_csv
+from probunlearn.metrics_io import read_metrics
+
+#: the score each kind of data is judged by in the figures
+PRIMARY = {"answer": "rougeL_recall", "keywords": "keyword_leak", "requests": "harm_prob"}
+EXTRA_METRICS = {"forget_quality": "forget_quality", "model_utility": "model_utility"}
+
+
+def _leak(table: pl.DataFrame, score: str, leak_threshold: float | None) -> tuple[str, str] | None:
+    """(column of M_bin, description of the leak) for one score's per-prompt table, or None."""
+    if "m_bin" in table.columns and table["m_bin"].is_not_null().all():
+        return "m_bin", f"{score} = 1"
+    if leak_threshold is not None:
+        key = bounds.leak_key(leak_threshold)
+        if key in table.columns and table[key].is_not_null().all():
+            return key, f"{score} >= {leak_threshold:g}"
+    return None
+
+
+def model_rows(
+    name: str, identity: str, evalset: str, per_prompt: pl.DataFrame, leak_threshold: float | None
+) -> list[dict]:
+    """The summary rows of one model: one per score column of its per-prompt bounds."""
+    rows = []
+    for (score,), t in per_prompt.group_by("score", maintain_order=True):
+        t = t.drop([c for c in t.columns if t[c].is_null().all()])
+        leak = _leak(t, score, leak_threshold)
+        sim = None if leak is None else f"{leak[0]}_simultaneous"
+        rows.append(
+            {
+                "model": name,
+                "identity": identity,
+                "evalset": evalset,
+                "score": score,
+                "prompts": t.height,
+                "n": int(t["n"].min()),
+                "greedy": float(t["greedy"].mean()),
+                "sampled_mean": float(t["mean"].mean()),
+                "sampled_std": float(t["std"].mean()),
+                "ed": float(t["ed"].mean()),
+                "leak": None if leak is None else leak[1],
+                "m_bin": None if leak is None else float(t[leak[0]].mean()),
+                "m_mu": float(t["m_mu"].mean()),
+                "m_sigma": float(t["m_sigma"].mean()),
+                "set_m_mu": None,  # filled from the metric rows
+                "worst_m_bin": None if sim is None or sim not in t.columns else float(t[sim].max()),
+            }
+        )
+    return rows
+
+
+def gen_curve(name: str, per_prompt: pl.DataFrame) -> pl.DataFrame:
+    """M_gen at each threshold, averaged over the prompts (``m_gen``) and their maximum
+    (``m_gen_worst``), for every score of one model."""
+    frames = []
+    for (score,), t in per_prompt.group_by("score", maintain_order=True):
+        cols = [c for c in t.columns if c.startswith("m_gen_") and t[c].is_not_null().all()]
+        frames.append(
+            pl.DataFrame(
+                {
+                    "model": name,
+                    "score": score,
+                    "threshold": [float(c.removeprefix("m_gen_")) for c in cols],
+                    "m_gen": [float(t[c].mean()) for c in cols],
+                    "m_gen_worst": [float(t[c].max()) for c in cols],
+                }
+            )
+        )
+    return pl.concat(frames)
+
+
+def _metric(parts: Sequence[str], name: str) -> float | None:
+    for p in parts:
+        df = read_metrics(p).filter(pl.col("metric") == name)
+        if df.height:
+            return float(df["value"][0])
+    return None
+
+
+def write_summary(
+    *,
+    models: Mapping[str, str],
+    evalset: str,
+    bounds_paths: Mapping[str, str],
+    metrics_paths: Mapping[str, str],
+    extra_paths: Mapping[str, Sequence[str]],
+    leak_threshold: float | None,
+    out_summary: str | os.PathLike,
+    out_per_model: Mapping[str, str],
+    out_curves: str | os.PathLike,
+) -> pl.DataFrame:
+    """Write the summary (all models), one summary per model and the M_gen curves; returns the
+    summary. ``models``: name → identity, in order; ``extra_paths``: name → TOFU / DCUE metric files."""
+    rows, curves = [], []
+    for name, ident in models.items():
+        per_prompt = pl.read_parquet(bounds_paths[name])
+        mine = model_rows(name, ident, evalset, per_prompt, leak_threshold)
+        metrics = read_metrics(metrics_paths[name])
+        for r in mine:
+            hit = metrics.filter(pl.col("metric") == f"set_m_mu_{r['score']}")
+            r["set_m_mu"] = float(hit["value"][0]) if hit.height else None
+            extra = extra_paths.get(name, [])
+            r["forget_quality"] = _metric(extra, "forget_quality")
+            r["model_utility"] = _metric(extra, "model_utility")
+            r["dcue_pvalue"] = _metric(extra, "dcue_pvalue")
+        rows += mine
+        curves.append(gen_curve(name, per_prompt))
+        write_csv(pl.DataFrame(mine, infer_schema_length=None), out_per_model[name])
+    summary = pl.DataFrame(rows, infer_schema_length=None)
+    write_csv(summary, out_summary)
+    write_csv(pl.concat(curves), out_curves)
+    return summary

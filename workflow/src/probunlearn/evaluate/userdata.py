@@ -1,0 +1,146 @@
+"""A user's own question set (JSONL, JSON, CSV or parquet) in the shared row format.
+
+Columns: ``question`` (required); ``answer`` (scored by ROUGE-L recall), ``keywords`` (a list, or in
+CSV a ``;``-separated string: scored by keyword leak), or neither (requests, scored by a harm judge);
+optional ``paraphrased_answer`` and ``perturbed_answer`` (a list; TOFU's truth ratio) and ``id``
+(default: ``row-<i>``). Every error names the file, the column and the row (1-based, as an editor
+shows it: the line of a JSONL file, the data row of a CSV).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+
+from probunlearn.rows import make_row, to_frame
+
+SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+KNOWN = {
+    "id",
+    "question",
+    "answer",
+    "keywords",
+    "paraphrased_answer",
+    "perturbed_answer",
+    "perturbed_answers",
+}
+
+
+class DataError(ValueError):
+    """A data file that does not hold what the evaluation needs; the message names file, column, row."""
+
+
+def _records(path: Path) -> list[tuple[int, dict]]:
+    """(row number, record) of every row of the file."""
+    if path.suffix == ".jsonl":
+        out = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise DataError(f"{path}: line {lineno}: not JSON ({e.msg})") from e
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}: line {lineno}: expected a JSON object per line")
+            out.append((lineno, obj))
+        return out
+    if path.suffix == ".json":
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, list) or not all(isinstance(o, dict) for o in data):
+            raise DataError(f"{path}: expected a JSON array of objects")
+        return list(enumerate(data, 1))
+    if path.suffix == ".csv":
+        df = pl.read_csv(path, infer_schema_length=0)  # every column as text
+    else:
+        df = pl.read_parquet(path)
+    return list(enumerate(df.to_dicts(), 1))
+
+
+def _text(path: Path, row: int, obj: dict, key: str, *, required: bool) -> str | None:
+    value = obj.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise DataError(f"{path}: row {row}: column {key!r} is empty; expected text")
+        return None
+    if not isinstance(value, str):
+        raise DataError(
+            f"{path}: row {row}: column {key!r} is {type(value).__name__}; expected text"
+        )
+    return value
+
+
+def _texts(path: Path, row: int, obj: dict, key: str) -> list[str]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):  # CSV: "a;b;c"
+        return [v.strip() for v in value.split(";") if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DataError(f"{path}: row {row}: column {key!r} must be a list of strings")
+    return list(value)
+
+
+def read_user_data(path: str | os.PathLike) -> pl.DataFrame:
+    """Read and check a user's question set; returns it in the shared row format."""
+    path = Path(path)
+    if path.suffix not in SUFFIXES:
+        raise DataError(f"{path}: unknown file type {path.suffix!r}; expected one of {SUFFIXES}")
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    records = _records(path)
+    if not records:
+        raise DataError(f"{path}: no rows")
+    columns = set().union(*(obj.keys() for _, obj in records))
+    if "question" not in columns:
+        raise DataError(
+            f"{path}: no column 'question' (columns: {sorted(columns)}); expected 'question' and "
+            "optionally 'answer', 'keywords', 'paraphrased_answer', 'perturbed_answer', 'id'"
+        )
+    has_answer, has_keywords = "answer" in columns, "keywords" in columns
+    rows, seen = [], {}
+    for row, obj in records:
+        rid = obj.get("id")
+        rid = f"row-{row}" if rid is None or rid == "" else str(rid)
+        if rid in seen:
+            raise DataError(f"{path}: row {row}: column 'id' repeats {rid!r} of row {seen[rid]}")
+        seen[rid] = row
+        keywords = _texts(path, row, obj, "keywords") if has_keywords else []
+        if has_keywords and not keywords:
+            raise DataError(f"{path}: row {row}: column 'keywords' is empty; expected keywords")
+        perturbed = obj.get("perturbed_answer", obj.get("perturbed_answers"))
+        rows.append(
+            make_row(
+                id=rid,
+                question=_text(path, row, obj, "question", required=True),
+                answer=_text(path, row, obj, "answer", required=has_answer) or "",
+                paraphrased_answer=_text(path, row, obj, "paraphrased_answer", required=False),
+                perturbed_answers=_texts(
+                    path, row, {"perturbed_answer": perturbed}, "perturbed_answer"
+                ),
+                keywords=keywords,
+                kind="user",
+            )
+        )
+    return to_frame(rows)
+
+
+def score_kind(rows: pl.DataFrame) -> str:
+    """What the rows are scored by: ``keywords`` (keyword leak), ``answer`` (ROUGE-L recall) or
+    ``requests`` (no answer and no keywords: a harm judge)."""
+    if rows["keywords"].list.len().gt(0).any():
+        return "keywords"
+    if rows["answer"].str.len_chars().gt(0).any():
+        return "answer"
+    return "requests"
+
+
+def has_truth_ratio(rows: pl.DataFrame) -> bool:
+    """Whether every row has a paraphrased and perturbed answers (TOFU's truth ratio)."""
+    return bool(
+        rows["paraphrased_answer"].is_not_null().all()
+        and rows["perturbed_answers"].list.len().gt(0).all()
+    )
