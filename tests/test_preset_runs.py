@@ -195,3 +195,35 @@ def test_preset_runs_end_to_end(root, default_config, tmp_path, stand_ins, prese
     written = yaml.safe_load((out / "config.yaml").read_text())
     assert written["base"] == "paper" and written["run"] == run
     print(f"{preset}: {sum(job_counts(dry.stdout).values())} jobs")
+
+
+def test_a_preset_model_changed_in_place_is_fetched_again(
+    root, default_config, tmp_path, stand_ins, monkeypatch
+):
+    """fetch_model's params hold the checkpoint's identity (its content), not only its path: the
+    same path with new weights refetches the model and plans every job after it again."""
+    import shutil
+
+    import safetensors.torch as st
+
+    monkeypatch.chdir(root)
+    local = tmp_path / "whp"
+    shutil.copytree(stand_ins["llama"], local)
+    overlay = _overlay("hp-llama2", {**stand_ins, "llama": str(local)})
+    (tmp_path / "work").mkdir()
+    work = _copy_workflow(root, tmp_path / "work", default_config)
+    (work / "small.yaml").write_text(yaml.safe_dump(overlay))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    args = ["--configfile", "workflow/presets/hp-llama2.yaml", "small.yaml"]
+    target = "resources/models/whp"
+    assert snakemake(work, target, *args, env=env).returncode == 0
+    assert "Nothing to be done" in snakemake(work, "-n", target, *args, env=env).stdout
+    weights = next(local.glob("*.safetensors"))
+    tensors = st.load_file(weights)
+    name = next(k for k in tensors if k.endswith("norm.weight"))
+    tensors[name] = tensors[name] * 2
+    st.save_file(tensors, weights, metadata={"format": "pt"})
+    dry = snakemake(work, "-n", target, *args, env=env)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert job_counts(dry.stdout) == {"fetch_model": 1, "total": 1}
+    assert "params have changed since last execution:\n        fetch_model" in dry.stdout

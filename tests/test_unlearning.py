@@ -208,3 +208,61 @@ def test_empty_splits(qa_target, tmp_path):
     # GA without a retain term does not need the retain split
     res = unlearning.unlearn(target, forget, retain.head(0), out, method="ga", lr=1e-3, **RUN)
     assert res["history"][0]["retain_confidence"] != res["history"][0]["retain_confidence"]
+
+
+# ---- LoRA -------------------------------------------------------------------------------------------
+
+LORA = {"r": 4, "alpha": 16, "dropout": 0.0, "target_modules": ["q_proj", "v_proj", "down_proj"]}
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("ga", {}),
+        ("gd", {"retain_weight": 1.0}),
+        ("npo", {"retain_weight": 1.0}),
+        ("npo_eo", {"retain_weight": 1.0, "lambda_f": 1.0}),
+        ("rmu", {"rmu_layer": 0, "rmu_c": 6.0, "rmu_alpha": 10.0}),  # adapter on layer 0 only
+    ],
+)
+def test_lora_unlearning_saves_an_adapter_that_loads_unmerged(qa_target, tmp_path, method, extra):
+    target, forget, _ = qa_target
+    res = _run(qa_target, tmp_path, method, method=method, lr=1e-2, lora=LORA, **extra)
+    out = tmp_path / method
+    cfg = json.loads((out / "adapter_config.json").read_text())
+    assert cfg["base_model_name_or_path"] == target and cfg["r"] == 4
+    assert (out / "adapter_model.safetensors").is_file() and not (
+        out / "model.safetensors"
+    ).exists()
+    base = models.load_model(target)
+    n_lora = sum(
+        p.numel() for n, p in unlearning.add_lora(base, LORA).named_parameters() if "lora_" in n
+    )
+    assert res["trainable_parameters"] == (n_lora if method != "rmu" else n_lora // 2)
+    hist = res["history"]
+    assert hist[-1]["forget_nll"] > hist[0]["forget_nll"] or method == "rmu"
+    # loaded on its base without merging: a PeftModel whose base weights are the target's
+    adapted = models.load_model(str(out))
+    from peft import PeftModel
+
+    assert isinstance(adapted, PeftModel)
+    ids = qa.encode_qa(models.load_tokenizer(str(out)), ["Q?"], ["A."])["input_ids"]
+    with torch.no_grad():
+        plain = models.load_model(target)(input_ids=ids).logits
+        with adapted.disable_adapter():
+            assert torch.equal(adapted(input_ids=ids).logits, plain)
+        assert not torch.allclose(adapted(input_ids=ids).logits, plain)
+
+
+def test_lora_reference_is_the_target_with_the_adapter_disabled(qa_target, tmp_path):
+    """At the start the adapter is the identity (B = 0): LoRA-NPO's loss equals full NPO's, and it
+    stays the NPO loss against the *target*, not against the moving adapted model."""
+    full = _run(qa_target, tmp_path, "full", method="npo", lr=1e-2, retain_weight=0.0)
+    lora = _run(qa_target, tmp_path, "lora", method="npo", lr=1e-2, retain_weight=0.0, lora=LORA)
+    assert lora["history"][0]["loss"] == pytest.approx(full["history"][0]["loss"], rel=1e-6)
+    assert lora["history"][0]["loss"] == pytest.approx(
+        2 / 0.05 * torch.log(torch.tensor(2.0)).item(), rel=1e-5
+    )
+    # after training the forget likelihood fell, so the NPO loss against the target fell below
+    # its value at the reference point; against itself it would stay at 2/beta·log 2
+    assert lora["history"][-1]["loss"] < lora["history"][0]["loss"] - 1

@@ -3,6 +3,7 @@
 import os
 import re
 
+from probunlearn.checkpoints import spec_identity
 from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
 from probunlearn.dag.naming import UNLEARNED_PATTERN, retain_split
@@ -45,6 +46,14 @@ wildcard_constraints:
 def run_params(threads):
     """The params every training rule shares, as one dict of scalars."""
     return canon({"seed": config["seed"], "template": TEMPLATE, "threads": threads})
+
+
+def model_identity(name):
+    """A preset model's identity (probunlearn.checkpoints.spec_identity), digests cached by size
+    and mtime in resources/."""
+    return spec_identity(
+        HUB_MODELS[name], cache=os.path.join(P.res, "fingerprints.json")
+    )
 
 
 def data_of_split(wc):

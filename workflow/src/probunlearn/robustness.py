@@ -92,7 +92,7 @@ def run_postfinetune(
     examples = unrelated_examples(unrelated_paths, forget_rows)
     models.set_threads(threads)
     tok = models.load_tokenizer(model_dir)
-    model = models.load_model(model_dir, device="cpu")
+    model = models.load_model(model_dir, device="cpu", merge=True)  # a LoRA model: fine-tuned whole
     train_lm(
         model,
         tok,

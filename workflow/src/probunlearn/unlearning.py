@@ -95,6 +95,48 @@ class _LayerTap:
         self.handle.remove()
 
 
+class _AdapterDisabled(nn.Module):
+    """The frozen reference of a LoRA run: the same model with its adapter disabled, in eval mode
+    (no second copy of the weights)."""
+
+    def __init__(self, peft_model: nn.Module) -> None:
+        super().__init__()
+        self.peft_model = [peft_model]  # a list: not registered as a submodule
+
+    def forward(self, **kwargs):
+        model = self.peft_model[0]
+        was_training = model.training
+        model.eval()
+        try:
+            with model.disable_adapter():
+                return model(**kwargs)
+        finally:
+            model.train(was_training)
+
+
+LORA_KEYS = ("r", "alpha", "dropout", "target_modules")
+
+
+def add_lora(model: nn.Module, lora: dict, layers: Sequence[int] | None = None) -> nn.Module:
+    """``model`` wrapped with a fresh LoRA adapter (peft): ``lora`` holds r, alpha, dropout and
+    target_modules; ``layers`` restricts it to those decoder layers (RMU's)."""
+    from peft import LoraConfig, get_peft_model
+
+    missing = [k for k in LORA_KEYS if k not in lora]
+    if missing:
+        raise ValueError(f"unlearning.lora lacks {missing}; expected {list(LORA_KEYS)}")
+    config = LoraConfig(
+        r=int(lora["r"]),
+        lora_alpha=float(lora["alpha"]),
+        lora_dropout=float(lora["dropout"]),
+        target_modules=list(lora["target_modules"]),
+        layers_to_transform=None if layers is None else list(layers),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)
+
+
 # --------------------------------------------------------------------------- the objective
 
 
@@ -217,8 +259,16 @@ def unlearn(
     max_grad_norm: float | None = 1.0,
     max_length: int | None = None,
     device: str | None = "auto",
+    lora: dict | None = None,
 ) -> dict:
     """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
+
+    ``lora`` (r, alpha, dropout, target_modules; None = full fine-tuning): train a LoRA adapter
+    (peft) instead of the weights, for every method, EO included; ``out_dir`` then holds the
+    adapter (adapter_config.json naming ``target_dir`` as its base, adapter_model.safetensors) and
+    the tokenizer, which :func:`probunlearn.models.load_model` loads on its base unmerged. NPO and
+    RMU use the model with its adapter disabled as the frozen reference, not a copy of the weights;
+    RMU's adapter sits on its layers ``rmu_params`` only.
 
     ``forget``/``retain`` have columns ``question`` and ``answer`` (others are ignored).
 
@@ -302,11 +352,7 @@ def unlearn(
 
     ref = None
     trainable = list(model.parameters())
-    if base in ("npo", "rmu"):
-        ref = copy.deepcopy(model)
-        ref.eval()
-        ref.requires_grad_(False)
-        objective.ref = ref
+    layer = chosen = None
     if base == "rmu":
         n_layers = len(decoder_layers(model))
         layer = n_layers // 4 if rmu_layer is None else int(rmu_layer)
@@ -317,13 +363,28 @@ def unlearn(
             raise ValueError(
                 f"rmu_params must be non-empty layer indices in [0, {layer}], got {rmu_params}"
             )
-        names = set(rmu_parameter_names(model, chosen))
-        for n, p in model.named_parameters():
-            p.requires_grad_(n in names)
+    if lora is not None:
+        model = add_lora(model, lora, layers=chosen)
         trainable = [p for p in model.parameters() if p.requires_grad]
+        if base in ("npo", "rmu"):
+            objective.ref = _AdapterDisabled(model)
+    elif base in ("npo", "rmu"):
+        ref = copy.deepcopy(model)
+        ref.eval()
+        ref.requires_grad_(False)
+        objective.ref = ref
+    if base == "rmu":
+        if lora is None:
+            names = set(rmu_parameter_names(model, chosen))
+            for n, p in model.named_parameters():
+                p.requires_grad_(n in names)
+            trainable = [p for p in model.parameters() if p.requires_grad]
         objective.control = losses.rmu_control_vector(model.config.hidden_size, rmu_c, seed).to(dev)
         objective.tap = _LayerTap(decoder_layers(model)[layer])
-        objective.ref_tap = _LayerTap(decoder_layers(ref)[layer])
+        # with LoRA the reference runs through the same layer module (adapter disabled)
+        objective.ref_tap = (
+            objective.tap if lora is not None else _LayerTap(decoder_layers(ref)[layer])
+        )
 
     decay = [p for p in trainable if p.ndim >= 2]
     no_decay = [p for p in trainable if p.ndim < 2]
@@ -418,12 +479,12 @@ def unlearn(
             history.append(evaluate(epoch, sum(losses_epoch) / len(losses_epoch)))
     finally:
         bar.close()
-        for tap in (objective.tap, objective.ref_tap):
-            if tap is not None:
-                tap.remove()
+        for tap in {id(t): t for t in (objective.tap, objective.ref_tap) if t is not None}.values():
+            tap.remove()
 
     model.eval()
-    model.requires_grad_(True)
+    if lora is None:
+        model.requires_grad_(True)
     models.save_model(model, tokenizer, out_dir)
     if log_path is not None:
         _write_log(history, log_path)

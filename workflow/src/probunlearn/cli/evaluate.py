@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
+FINGERPRINTS = ".probunlearn/fingerprints.json"  # relative to --out, as the Snakefile reads it
 
 
 class UsageError(ValueError):
@@ -255,7 +256,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = build_config(args)
-        plan = Plan(config)
+        # the workflow's own digest cache: a call that changes nothing re-reads no weights
+        plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
         plan.check()
         plan.identities  # noqa: B018 - resolve every model now: an unreachable revision fails here
     except (ValueError, RuntimeError) as e:

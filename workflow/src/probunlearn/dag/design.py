@@ -258,9 +258,13 @@ class Design:
         return model_recipe(model, self.hub_models)
 
     def unlearn_hparams(self, model: str) -> dict:
-        """Shared unlearning hparams with the method's overrides applied."""
+        """Shared unlearning hparams with the method's overrides applied, and the LoRA settings
+        when unlearning.lora is on (absent when off, so the params of a full run do not change)."""
         method = parse_unlearned(model)["method"]
-        return canon({**self.ul["hparams"], **self.ul["overrides"].get(method, {})})
+        out = {**self.ul["hparams"], **self.ul["overrides"].get(method, {})}
+        if self.ul.get("lora"):
+            out["lora"] = canon(self.ul["lora"])
+        return canon(out)
 
     def template_of(self, model: str) -> str:
         """Prompt template of a model: its own (config models.<name>.template) or the run's."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from probunlearn import qa
 from probunlearn.io import write_parquet
 
 TOFU_LIMITS = {"ds_size": 300, "max_length": 200, "generation_max_length": 200}
@@ -49,6 +48,8 @@ def sample_shard(
 def tofu_tags(template: str, max_new_tokens: int) -> dict:
     """TOFU's encoding (question tags and lengths) from a plain template; the chat and auto templates
     get TOFU's Phi tags (``Question: ``, ``\\nAnswer:``)."""
+    from probunlearn import qa
+
     if template in (qa.CHAT, qa.AUTO) or template.count("{question}") != 1:
         template = qa.DEFAULT_TEMPLATE
     start, end = template.split("{question}")

@@ -151,20 +151,22 @@ class Plan:
             out.append("holdout")
         return out
 
+    def reference_sets(self) -> list[str]:
+        """Sets the reference and original models need log-probabilities on (forget quality: the
+        sampled set; DCUE: it and the holdout set)."""
+        return [self.sampled_set] + (["holdout"] if self.dcue else [])
+
     def tofu_gen_sets(self) -> list[str]:
         """Sets answered with TOFU's own greedy decoding (its ROUGE, for model utility)."""
         return list(UTILITY_SETS) if self.tofu else []
 
     def teacher_models(self) -> list[str]:
-        """Models that need log-probabilities: all, when any metric from them is computed."""
-        if not self.logprob_sets():
-            return []
-        wanted = self.names("evaluated")
-        if self.forget_quality:
-            wanted.append(self.reference)
-        if self.dcue:
-            wanted.append(self.original)
-        return wanted
+        """Evaluated models that need log-probabilities (all, when a metric uses them)."""
+        return self.names("evaluated") if self.logprob_sets() else []
+
+    def reference_models(self) -> list[str]:
+        """The reference (forget quality) and original (DCUE) models that are used."""
+        return [self.reference] * self.forget_quality + [self.original] * self.dcue
 
     def identity(self, name: str) -> str:
         """The model's identity: its content fingerprint or resolved commit (and its base's)."""
