@@ -69,6 +69,9 @@ def tiny_config(default: dict) -> dict:
     ul = cfg["unlearning"]
     ul["hparams"].update(epochs=1, batch_size=4, rmu_layer=0)
     ul["table1"]["sample_utility"] = False
+    # the paper's methods and one of the DCUE paper's (DPO: refusal answers and a reference model);
+    # IDK and SimNPO are exercised by tests/test_unlearning.py
+    ul["table1"]["methods"] = ["rmu", "gd", "ga", "npo", "npo_eo", "dpo"]
     ul["lambda_f_sweep"] = {
         "splits": ["forget10"],
         "fig4a_splits": ["forget10"],

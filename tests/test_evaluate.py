@@ -24,7 +24,7 @@ ARCH = {
     "intermediate_size": 64,
     "num_layers": 2,
     "num_heads": 2,
-    "max_positions": 1024,
+    "max_positions": 2048,  # MUSE's few-shot knowmem prompts: ~1,200 tokens of this tokenizer
 }
 QUESTIONS = [
     {"question": f"Who wrote book number {i}?", "answer": f"Alice Smith wrote book {i} in Paris."}
@@ -513,3 +513,60 @@ def test_evaluate_from_a_wheel_install(zoo, tmp_path, root):
         proc.stdout + proc.stderr
     ).replace(purelib, str(Path(purelib).resolve()))
     assert pl.read_csv(out / "summary.csv")["prompts"].to_list() == [5]
+
+
+# ---- MUSE-News: the probabilistic view --------------------------------------------------------------
+
+MUSE = SHARED / "muse_news"
+
+
+@pytest.mark.skipif(not MUSE.is_dir(), reason=f"{MUSE} is absent: no MUSE files to read")
+def test_muse_sets_templates_and_stops():
+    from probunlearn import muse
+
+    forget = muse.load_muse("knowmem_forget", MUSE)
+    assert forget.height == 100 and forget["keywords"].to_list()[0] == [forget["answer"][0]]
+    # the hub's retain_qa is the local knowmem_retain2_qa.json
+    assert muse.load_muse("knowmem_retain", MUSE).height == 100
+    verb = muse.load_muse("verbmem_forget", MUSE)
+    assert verb.height == 100 and verb["keywords"].list.len().max() == 0
+    tpl = muse.template("knowmem_forget", MUSE)
+    assert tpl.count("Question: ") == 11 and tpl.endswith("Question: {question}\nAnswer:")
+    assert tpl.format(question="Q?").count("\n\n") == 10
+    assert muse.template("verbmem_forget", MUSE) == "{question}"
+    assert muse.cut_at_stops(" 1472\n\nQuestion: next") == " 1472"
+    assert muse.cut_at_stops(" 1472 Question: x") == " 1472 "
+    assert muse.cut_at_stops(" 1472") == " 1472"
+    with pytest.raises(FileNotFoundError, match="muse-bench/MUSE-News"):
+        muse.load_muse("knowmem_forget", None)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MUSE.is_dir(), reason=f"{MUSE} is absent: no MUSE files to read")
+def test_evaluate_muse_knowmem_sampled(zoo, tmp_path):
+    out = tmp_path / "muse"
+    rc = main(
+        [
+            "evaluate",
+            "--model",
+            f"a={zoo['a']}",
+            "--benchmark",
+            "muse:knowmem_forget",
+            "--data-dir",
+            str(SHARED),
+            "--n",
+            "4",
+            "--out",
+            str(out),
+            "--cores",
+            "2",
+        ]
+    )
+    assert rc == 0
+    summary = pl.read_csv(out / "summary.csv")
+    assert set(summary["score"]) == {"rougeL_recall", "keyword_leak"}
+    leak = summary.filter(pl.col("score") == "keyword_leak").row(0, named=True)
+    assert leak["prompts"] == 100 and leak["leak"] == "keyword_leak = 1" and 0 < leak["m_bin"] <= 1
+    samples = pl.read_parquet(out / "samples" / "a" / "shard-0.parquet")
+    assert not samples["text"].str.contains("\n\n").any(), "answers are cut at MUSE's stops"
+    assert samples.filter(~pl.col("greedy"))["n_tokens"].max() <= 32  # MUSE's knowmem length

@@ -198,3 +198,62 @@ def test_entropy_terms_and_eo_loss():
         losses.entropy_terms(f_logits, lab, r_logits, lab, -0.1, 0.0)
     with pytest.raises(ValueError, match="lambda_r"):
         losses.entropy_terms(f_logits, lab, r_logits, lab, 0.0, 0.1)
+
+
+# ---- IDK, DPO, SimNPO: against hand computations ------------------------------------------------
+
+
+def _logits(probs: list[list[float]]) -> torch.Tensor:
+    """[1, T, V] logits whose softmax at each position is the given distribution."""
+    return torch.log(torch.tensor([probs], dtype=torch.float64))
+
+
+def test_idk_pools_the_tokens_of_both_batches():
+    # (log-probabilities are computed in float32)
+    # idk batch: positions 0,1 predict answer tokens 2 and 0 (labels shifted by one)
+    idk = _logits([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [1 / 3, 1 / 3, 1 / 3]])
+    idk_lab = torch.tensor([[-100, 2, 0]])
+    # retain batch: one answer token, 1, with probability 0.25
+    ret = _logits([[0.25, 0.25, 0.5], [1 / 3, 1 / 3, 1 / 3]])
+    ret_lab = torch.tensor([[-100, 1]])
+    pooled = -(math.log(0.5) + math.log(0.6) + math.log(0.25)) / 3
+    assert losses.idk_loss(idk, idk_lab, ret, ret_lab).item() == pytest.approx(pooled, rel=1e-6)
+    # not the sum of the two means (TOFU concatenates both halves into one batch)
+    two_means = -(math.log(0.5) + math.log(0.6)) / 2 - math.log(0.25)
+    assert abs(losses.idk_loss(idk, idk_lab, ret, ret_lab).item() - two_means) > 0.1
+    assert losses.idk_loss(idk, idk_lab).item() == pytest.approx(
+        -(math.log(0.5) + math.log(0.6)) / 2, rel=1e-6
+    )
+
+
+def test_dpo_hand_value_and_reference_point():
+    t = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    # margin = (-2 - -1) - (-3 - -1) = 1; -log sigmoid(0.1)
+    got = losses.dpo_loss(t(-2.0), t(-1.0), t(-3.0), t(-1.0), beta=0.1).item()
+    assert got == pytest.approx(math.log(1 + math.exp(-0.1)), rel=1e-12)
+    # at the reference (the model is the target) the loss is log 2, whatever beta
+    assert losses.dpo_loss(
+        t(-2.0, -4.0), t(-1.0, -0.5), t(-2.0, -4.0), t(-1.0, -0.5), beta=0.3
+    ).item() == pytest.approx(math.log(2), rel=1e-12)
+
+
+def test_simnpo_hand_values_and_gamma_inside_beta():
+    t = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    logp, n = t(-6.0), torch.tensor([3])
+    # NLL per token 2: -(2/2.5) log sigmoid(2.5 * 2)
+    assert losses.simnpo_forget_loss(logp, n, beta=2.5).item() == pytest.approx(
+        0.8 * math.log(1 + math.exp(-5.0)), rel=1e-12
+    )
+    # gamma = 0.5 sits inside beta (reference code): sigmoid(2.5 * (2 - 0.5))
+    assert losses.simnpo_forget_loss(logp, n, beta=2.5, gamma=0.5).item() == pytest.approx(
+        0.8 * math.log(1 + math.exp(-3.75)), rel=1e-12
+    )
+    # length-normalised: the same per-token NLL over twice the tokens gives the same loss
+    assert losses.simnpo_forget_loss(t(-12.0), torch.tensor([6]), beta=2.5).item() == pytest.approx(
+        losses.simnpo_forget_loss(logp, n, beta=2.5).item(), rel=1e-12
+    )
+    ret = _logits([[0.25, 0.25, 0.5], [1 / 3, 1 / 3, 1 / 3]])
+    full = losses.simnpo_loss(logp, n, ret, torch.tensor([[-100, 1]]), beta=2.5, retain_weight=2.0)
+    assert full.item() == pytest.approx(
+        0.8 * math.log(1 + math.exp(-5.0)) - 2 * math.log(0.25), rel=1e-6
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import polars as pl
 import pytest
@@ -176,7 +177,7 @@ def test_jsonl_log(qa_target, tmp_path):
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        (dict(method="dpo"), r"method must be one of \['ga', 'gd', 'npo', 'npo_eo', 'rmu'\]"),
+        (dict(method="kto"), r"method must be one of \['ga', 'gd', 'npo', 'npo_eo', 'rmu', 'idk'"),
         (dict(method="npo", lambda_f=-0.1), "lambda_f"),
         (dict(method="npo", lambda_r=0.1), "lambda_r"),
         (dict(method="ga", lr=0.0), "lr"),
@@ -266,3 +267,57 @@ def test_lora_reference_is_the_target_with_the_adapter_disabled(qa_target, tmp_p
     # after training the forget likelihood fell, so the NPO loss against the target fell below
     # its value at the reference point; against itself it would stay at 2/beta·log 2
     assert lora["history"][-1]["loss"] < lora["history"][0]["loss"] - 1
+
+
+# ---- IDK, DPO, SimNPO ------------------------------------------------------------------------------
+
+REFUSALS = ["I'm not sure about that.", "I don't know that.", "That is beyond what I know."]
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("idk", {"refusals": REFUSALS}),
+        ("dpo", {"refusals": REFUSALS, "beta": 0.1}),
+        ("simnpo", {"beta": 2.5, "gamma": 0.0, "retain_weight": 1.0}),
+        ("simnpo", {"beta": 2.5, "gamma": 0.0, "retain_weight": 1.0, "lambda_f": 1.0}),
+    ],
+    ids=["idk", "dpo", "simnpo", "simnpo+eo"],
+)
+def test_new_methods_forget(qa_target, tmp_path, method, extra):
+    res = _run(qa_target, tmp_path, method, method=method, lr=2e-3, **extra)
+    hist = res["history"]
+    assert hist[-1]["forget_nll"] > hist[0]["forget_nll"] + 0.2, hist[-1]
+    assert hist[-1]["retain_confidence"] > 0.5
+    if method == "dpo":  # at the start the model is its reference: DPO's loss is log 2
+        assert hist[0]["loss"] == pytest.approx(math.log(2), rel=1e-5)
+
+
+def test_idk_answers_with_refusals(qa_target, tmp_path):
+    target, forget, _ = qa_target
+    _run(qa_target, tmp_path, "idk", method="idk", lr=5e-3, refusals=REFUSALS[:1], epochs=8)
+    model = models.load_model(str(tmp_path / "idk"))
+    tok = models.load_tokenizer(str(tmp_path / "idk"))
+    ids = qa.encode_qa(tok, forget["question"].to_list()[:1], REFUSALS[:1])
+    with torch.no_grad():
+        after = losses.answer_ce(model(input_ids=ids["input_ids"]).logits, ids["labels"])
+        before = losses.answer_ce(
+            models.load_model(target)(input_ids=ids["input_ids"]).logits, ids["labels"]
+        )
+    assert after < before - 1.0, "IDK trains the forget questions towards the refusal"
+
+
+def test_refusals_do_not_shift_the_other_methods_draws(qa_target, tmp_path):
+    """IDK's refusal draws have their own generator: GA with refusals given is GA without."""
+    a = _run(qa_target, tmp_path, "a", method="ga", lr=1e-3, epochs=2)
+    b = _run(qa_target, tmp_path, "b", method="ga", lr=1e-3, epochs=2, refusals=REFUSALS)
+
+    def clean(h):  # NaN (no training loss before epoch 1) is not equal to itself
+        return [{k: None if v != v else v for k, v in row.items()} for row in h]
+
+    assert clean(a["history"]) == clean(b["history"])
+
+
+def test_refusal_methods_need_refusals(qa_target, tmp_path):
+    with pytest.raises(ValueError, match="method 'dpo' needs refusal answers"):
+        _run(qa_target, tmp_path, "x", method="dpo", lr=1e-3)

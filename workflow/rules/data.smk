@@ -14,6 +14,19 @@ rule run_config:
         "../scripts/run_config.py"
 
 
+rule refusals:
+    output:
+        P.data("refusals"),
+    log:
+        P.log("refusals"),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        source=D.idontknow_source(),
+    script:
+        "../scripts/refusals.py"
+
+
 if not BENCH:
 
     rule world:

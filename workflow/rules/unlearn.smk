@@ -3,6 +3,7 @@
 
 rule unlearn:
     input:
+        unpack(lambda wc: D.refusal_inputs(wc.model)),
         target=P.model("target"),
         forget=data_of_split,
         retain=lambda wc: P.data(retain_split(wc.model)),

@@ -11,6 +11,7 @@ with log_to(sm.log[0]):
         retain_path=sm.input.retain,
         out_dir=sm.output.model,
         history_path=sm.output.history,
+        refusals_path=sm.input.get("refusals"),
         recipe=sm.params.recipe,
         hparams=sm.params.hparams,
         **sm.params.run,

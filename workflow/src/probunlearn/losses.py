@@ -149,6 +149,67 @@ def npo_at_reference(beta: float = 0.05) -> float:
     return 2.0 / beta * math.log(2.0)
 
 
+# --------------------------------------------------------------------------- IDK, DPO, SimNPO
+
+
+def idk_loss(
+    idk_logits: torch.Tensor,
+    idk_labels: torch.Tensor,
+    retain_logits: torch.Tensor | None = None,
+    retain_labels: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """IDK (TOFU's ``idk``): cross-entropy of the forget questions' refusal answers and of the retain
+    answers, pooled over the answer tokens of both batches (TOFU runs them as one concatenated batch
+    and takes the model's mean token loss), so it is not a sum of two means."""
+    tok, mask = token_logprobs(idk_logits, idk_labels)
+    total, count = -(tok * mask).sum(), mask.sum()
+    if retain_logits is not None:
+        rtok, rmask = token_logprobs(retain_logits, retain_labels)
+        total, count = total - (rtok * rmask).sum(), count + rmask.sum()
+    return total / count.clamp(min=1)
+
+
+def dpo_loss(
+    logp_win: torch.Tensor,
+    logp_lose: torch.Tensor,
+    ref_win: torch.Tensor,
+    ref_lose: torch.Tensor,
+    beta: float = 0.1,
+) -> torch.Tensor:
+    """DPO as TOFU's ``dpo``: ``−mean log σ(β·((log π(w) − log π(l)) − (log π_ref(w) − log π_ref(l))))``
+    with summed sequence log-probabilities, the refusal answer preferred (w) over the true answer (l),
+    π_ref the frozen target; no retain term and no 2/β factor (TOFU's; open-unlearning adds both)."""
+    margin = (logp_win - logp_lose) - (ref_win - ref_lose)
+    return -F.logsigmoid(beta * margin).mean()
+
+
+def simnpo_forget_loss(
+    logp: torch.Tensor, n_tokens: torch.Tensor, beta: float = 2.5, gamma: float = 0.0
+) -> torch.Tensor:
+    """SimNPO's forget term (Fan et al. 2024): ``−(2/β)·mean log σ(β·(−log π(y|x)/|y| − γ))``, the
+    length-normalised NLL and no reference model. γ sits inside β·(…) as in the reference code
+    (OPTML-Group/Unlearn-Simple, open-unlearning); the paper writes σ(−(β/|y|)·log π − γ): the two
+    agree at γ = 0, the TOFU default."""
+    nll = -logp / n_tokens.clamp(min=1)
+    return -F.logsigmoid(beta * (nll - gamma)).mean() * 2.0 / beta
+
+
+def simnpo_loss(
+    logp: torch.Tensor,
+    n_tokens: torch.Tensor,
+    retain_logits: torch.Tensor | None = None,
+    retain_labels: torch.Tensor | None = None,
+    beta: float = 2.5,
+    gamma: float = 0.0,
+    retain_weight: float = 1.0,
+) -> torch.Tensor:
+    """SimNPO with the retain cross-entropy: forget term + ``retain_weight · CE(retain)``."""
+    loss = simnpo_forget_loss(logp, n_tokens, beta, gamma)
+    if retain_logits is not None and retain_weight != 0:
+        loss = loss + retain_weight * answer_ce(retain_logits, retain_labels)
+    return loss
+
+
 # --------------------------------------------------------------------------- RMU
 
 

@@ -27,7 +27,9 @@ from transformers import get_cosine_schedule_with_warmup
 from probunlearn import losses, models, qa
 from probunlearn.io import atomic_write
 
-METHODS = ("ga", "gd", "npo", "npo_eo", "rmu")
+METHODS = ("ga", "gd", "npo", "npo_eo", "rmu", "idk", "dpo", "simnpo")
+REFUSAL_METHODS = ("idk", "dpo")
+"""Methods trained towards refusal answers (``refusals``)."""
 LOG_COLUMNS = (
     "epoch",
     "forget_confidence",
@@ -142,7 +144,7 @@ def add_lora(model: nn.Module, lora: dict, layers: Sequence[int] | None = None) 
 
 @dataclass
 class _Objective:
-    method: str  # ga, gd, npo, rmu
+    method: str  # ga, gd, npo, rmu, idk, dpo, simnpo
     beta: float
     retain_weight: float
     lambda_f: float
@@ -152,12 +154,15 @@ class _Objective:
     rmu_alpha: float = 0.0
     tap: _LayerTap | None = None
     ref_tap: _LayerTap | None = None
+    gamma: float = 0.0
 
     def needs_retain(self) -> bool:
-        """Whether the loss itself uses the retain batch."""
+        """Whether the loss itself uses the retain batch (DPO's does not, as in TOFU)."""
         if self.lambda_r != 0:
             return True
-        if self.method in ("gd", "npo"):
+        if self.method == "idk":
+            return True
+        if self.method in ("gd", "npo", "simnpo"):
             return self.retain_weight != 0
         return self.method == "rmu" and self.rmu_alpha != 0
 
@@ -166,9 +171,10 @@ class _Objective:
         return out.logits, (tap.pop() if tap is not None else None)
 
     def __call__(
-        self, model: nn.Module, fb: dict, rb: dict | None, with_retain: bool
+        self, model: nn.Module, fb: dict, rb: dict | None, with_retain: bool, ib: dict | None = None
     ) -> tuple[torch.Tensor, dict]:
-        """The loss on one (forget, retain) batch pair, and the logits/hidden states it used."""
+        """The loss on one (forget, retain) batch pair, and the logits/hidden states it used;
+        ``ib``: the forget questions with refusal answers (IDK, DPO)."""
         f_logits, f_h = self._forward(model, fb, self.tap)
         r_logits = r_h = None
         if rb is not None and with_retain:
@@ -182,6 +188,31 @@ class _Objective:
                 loss = losses.ga_loss(f_logits, f_lab)
             else:
                 loss = losses.gd_loss(f_logits, f_lab, r_logits, r_lab, self.retain_weight)
+        elif self.method == "idk":
+            i_logits, _ = self._forward(model, ib, None)
+            loss = losses.idk_loss(i_logits, ib["labels"], r_logits, r_lab)
+        elif self.method == "dpo":
+            i_logits, _ = self._forward(model, ib, None)
+            with torch.no_grad():
+                ref_i, _ = self._forward(self.ref, ib, None)
+                ref_f, _ = self._forward(self.ref, fb, None)
+            loss = losses.dpo_loss(
+                losses.sequence_logprob(i_logits, ib["labels"]),
+                losses.sequence_logprob(f_logits, f_lab),
+                losses.sequence_logprob(ref_i, ib["labels"]),
+                losses.sequence_logprob(ref_f, f_lab),
+                beta=self.beta,
+            )
+        elif self.method == "simnpo":
+            loss = losses.simnpo_loss(
+                losses.sequence_logprob(f_logits, f_lab),
+                losses.answer_mask(f_lab).sum(dim=-1),
+                r_logits,
+                r_lab,
+                beta=self.beta,
+                gamma=self.gamma,
+                retain_weight=self.retain_weight,
+            )
         elif self.method == "npo":
             with torch.no_grad():
                 ref_logits, _ = self._forward(self.ref, fb, self.ref_tap)
@@ -260,6 +291,8 @@ def unlearn(
     max_length: int | None = None,
     device: str | None = "auto",
     lora: dict | None = None,
+    gamma: float = 0.0,
+    refusals: Sequence[str] | None = None,
 ) -> dict:
     """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
 
@@ -282,6 +315,12 @@ def unlearn(
       (default: every layer ``0..rmu_layer``; WMDP trains layers ℓ-2..ℓ, and only ``down_proj``).
       ``rmu_layer`` defaults to ``num_layers // 4`` (WMDP uses 7 of Zephyr's 32); ``rmu_c=6.5`` and
       ``rmu_alpha=1200`` are WMDP's Zephyr-7B values, which a config should tune per model.
+    - ``"idk"`` (TOFU): CE of the forget questions answered with a refusal (a random line of
+      ``refusals`` per example, drawn anew every epoch) pooled with CE(retain);
+    - ``"dpo"`` (TOFU): the refusal preferred over the true answer against the frozen target,
+      with ``beta`` (TOFU 0.1); no retain term;
+    - ``"simnpo"`` (Fan et al. 2024): reference-free, length-normalised NPO with ``beta`` and the
+      margin ``gamma``, + ``retain_weight·CE(retain)``;
     - entropy optimisation (paper §5) on top of any of them when ``lambda_f > 0`` or
       ``lambda_r < 0``: ``+ λ_f·H(forget answers) + λ_r·H(retain answers)``. ``"npo_eo"`` is
       ``"npo"`` under the workflow's name for NPO+EO (with both λ = 0 it is plain NPO). The NPO
@@ -326,8 +365,10 @@ def unlearn(
         raise ValueError(f"warmup_ratio must be in [0, 1], got {warmup_ratio}")
     if weight_decay < 0:
         raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
-    if base == "npo" and not beta > 0:
+    if base in ("npo", "dpo", "simnpo") and not beta > 0:
         raise ValueError(f"beta must be > 0, got {beta}")
+    if base in REFUSAL_METHODS and not refusals:
+        raise ValueError(f"method {method!r} needs refusal answers (refusals), got none")
     if retain_weight < 0:
         raise ValueError(f"retain_weight must be >= 0, got {retain_weight}")
     if base == "rmu" and rmu_alpha < 0:
@@ -335,7 +376,9 @@ def unlearn(
     _check_rows(forget, "forget")
     if forget.height == 0:
         raise ValueError("the forget split is empty")
-    objective = _Objective(base, beta, retain_weight, lambda_f, lambda_r, rmu_alpha=rmu_alpha)
+    objective = _Objective(
+        base, beta, retain_weight, lambda_f, lambda_r, rmu_alpha=rmu_alpha, gamma=gamma
+    )
     if retain.height == 0 and objective.needs_retain():
         raise ValueError(
             f"the retain split is empty, but method {method!r} "
@@ -366,9 +409,9 @@ def unlearn(
     if lora is not None:
         model = add_lora(model, lora, layers=chosen)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        if base in ("npo", "rmu"):
+        if base in ("npo", "rmu", "dpo"):
             objective.ref = _AdapterDisabled(model)
-    elif base in ("npo", "rmu"):
+    elif base in ("npo", "rmu", "dpo"):
         ref = copy.deepcopy(model)
         ref.eval()
         ref.requires_grad_(False)
@@ -420,6 +463,17 @@ def unlearn(
     gen = torch.Generator().manual_seed(int(seed))
     eval_gen = torch.Generator().manual_seed(int(seed) + 7919)
     eval_pair = torch.randint(n_r, (n_f,), generator=eval_gen) if n_r else None
+    # refusal answers of IDK / DPO: their own generator, so the forget / retain draws stay those
+    # of every other method
+    idk = [str(a) for a in refusals] if base in REFUSAL_METHODS else []
+    idk_gen = torch.Generator().manual_seed(int(seed) + 104729)
+    eval_idk = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
+
+    def idk_batch(idx: torch.Tensor, pick: torch.Tensor | None) -> dict | None:
+        if pick is None:
+            return None
+        ids = idx.tolist()
+        return encode([fq[i] for i in ids], [idk[int(pick[i])] for i in ids])
 
     @torch.no_grad()
     def evaluate(epoch: int, train_loss: float) -> dict:
@@ -430,7 +484,8 @@ def unlearn(
         order = torch.arange(n_f)
         for s in range(0, n_f, batch_size):
             fb, rb = batch_pair(order[s : s + batch_size], eval_pair)
-            loss, out = objective(model, fb, rb, with_retain=True)
+            ib = idk_batch(order[s : s + batch_size], eval_idk)
+            loss, out = objective(model, fb, rb, with_retain=True, ib=ib)
             acc["loss"] += float(loss)
             acc["nb"] += 1
             for key, logits, lab in (("f", out["f_logits"], fb["labels"]),) + (
@@ -463,10 +518,12 @@ def unlearn(
             model.train()
             perm = torch.randperm(n_f, generator=gen)
             pair = torch.randint(n_r, (n_f,), generator=gen) if n_r else None
+            pick = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
             losses_epoch = []
             for s in range(0, n_f, batch_size):
                 fb, rb = batch_pair(perm[s : s + batch_size], pair)
-                loss, _ = objective(model, fb, rb, with_retain=with_retain)
+                ib = idk_batch(perm[s : s + batch_size], pick)
+                loss, _ = objective(model, fb, rb, with_retain=with_retain, ib=ib)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if max_grad_norm:

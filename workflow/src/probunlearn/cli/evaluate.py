@@ -92,11 +92,24 @@ def add_parser(sub: Any) -> None:
         help="score answers to requests by a harm judge",
     )
     d.add_argument("--judge-model", default=None, help="the HarmBench classifier's directory")
+    d.add_argument(
+        "--tofu-format",
+        default="phi",
+        choices=["phi", "llama2"],
+        help="TOFU's question/answer tags for its forget quality, model utility and "
+        "the log-probabilities DCUE reads (phi: 'Question: ', '\\n', 'Answer: '; "
+        "llama2: '[INST] ', ' [/INST]', '')",
+    )
     s = p.add_argument_group("sampling and bounds")
     s.add_argument("--n", type=int, default=128, help="samples per prompt (128)")
     s.add_argument("--top-p", type=float, default=0.9, help="nucleus sampling (0.9)")
     s.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (1.0)")
-    s.add_argument("--max-new-tokens", type=int, default=64, help="tokens per answer (64)")
+    s.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=None,
+        help="tokens per answer (64; MUSE's 32 for knowmem, 128 for verbmem)",
+    )
     s.add_argument(
         "--template",
         default="auto",
@@ -219,6 +232,7 @@ def build_config(args: argparse.Namespace) -> dict:
                 "bins": 100,
                 "rho": 2.0,
             },
+            "tofu_format": args.tofu_format,
             "dtype": args.dtype,
             "device": args.device,
             "threads": args.threads,

@@ -10,6 +10,7 @@ import os
 import random
 from collections.abc import Mapping
 from functools import cached_property
+from pathlib import Path
 
 from probunlearn.dag.naming import (
     METHOD_LABELS,
@@ -265,6 +266,21 @@ class Design:
         if self.ul.get("lora"):
             out["lora"] = canon(self.ul["lora"])
         return canon(out)
+
+    def refusal_inputs(self, model: str) -> dict[str, str]:
+        """The refusal answers of an IDK or DPO model (rule refusals), else nothing."""
+        if parse_unlearned(model)["method"] in ("idk", "dpo"):
+            return {"refusals": self.paths.data("refusals")}
+        return {}
+
+    def idontknow_source(self) -> str | None:
+        """TOFU's idontknow.jsonl in the local copy of the benchmarks, when a TOFU run has one;
+        None = the world's own "I don't know" answers."""
+        bench = self.bench or {}
+        if not bench.get("tofu") or not bench.get("local"):
+            return None
+        path = Path(bench["local"]) / "tofu" / "idontknow.jsonl"
+        return str(path) if path.is_file() else None
 
     def template_of(self, model: str) -> str:
         """Prompt template of a model: its own (config models.<name>.template) or the run's."""

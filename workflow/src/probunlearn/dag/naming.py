@@ -12,7 +12,16 @@ from collections.abc import Container
 
 from probunlearn.evalsets import RETAIN_OF
 
-METHOD_LABELS = {"rmu": "RMU", "gd": "GD", "ga": "GA", "npo": "NPO", "npo_eo": "NPO+EO"}
+METHOD_LABELS = {
+    "rmu": "RMU",
+    "gd": "GD",
+    "ga": "GA",
+    "npo": "NPO",
+    "npo_eo": "NPO+EO",
+    "idk": "IDK",
+    "dpo": "DPO",
+    "simnpo": "SimNPO",
+}
 """Unlearning method -> its label in the paper's tables."""
 
 UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga)-f[0-9.e+-]+-r[0-9.e+-]+"

@@ -30,9 +30,14 @@ def sample_shard(
     shard: int,
     seed_key: str,
     identity: str,
+    stops: Sequence[str] = (),
     **kwargs,
 ) -> None:
-    """Rule sample: one shard of a model's samples (``identity`` only decides reruns)."""
+    """Rule sample: one shard of a model's samples (``identity`` only decides reruns); each answer
+    is cut at the first of ``stops`` (MUSE's knowmem), its ``n_tokens`` still counting what was
+    generated."""
+    import polars as pl
+
     from probunlearn.steps.sample import run_sampling_shard
 
     run_sampling_shard(
@@ -43,24 +48,27 @@ def sample_shard(
         seed_key=seed_key,
         **kwargs,
     )
+    if stops:
+        from probunlearn.muse import cut_at_stops
+
+        df = pl.read_parquet(out_path)
+        cut = [cut_at_stops(t, tuple(stops)) for t in df["text"].to_list()]
+        write_parquet(df.with_columns(pl.Series("text", cut, dtype=pl.String)), out_path)
 
 
-def tofu_tags(template: str, max_new_tokens: int) -> dict:
-    """TOFU's encoding (question tags and lengths) from a plain template; the chat and auto templates
-    get TOFU's Phi tags (``Question: ``, ``\\nAnswer:``)."""
-    from probunlearn import qa
+TOFU_TAGS = {
+    # TOFU's own tags (DESIGN §6): the answer tag is part of the scored labels, as in TOFU
+    "phi": {"question_start_tag": "Question: ", "question_end_tag": "\n", "answer_tag": "Answer: "},
+    "llama2": {"question_start_tag": "[INST] ", "question_end_tag": " [/INST]", "answer_tag": ""},
+}
 
-    if template in (qa.CHAT, qa.AUTO) or template.count("{question}") != 1:
-        template = qa.DEFAULT_TEMPLATE
-    start, end = template.split("{question}")
-    return {
-        "question_start_tag": start,
-        "question_end_tag": end,
-        "answer_tag": " ",
-        **TOFU_LIMITS,
-        "generation_max_length": max(TOFU_LIMITS["generation_max_length"], max_new_tokens),
-        "generation_batch_size": 16,
-    }
+
+def tofu_tags(tofu_format: str) -> dict:
+    """TOFU's encoding of a model family (``phi`` or ``llama2``) with TOFU's lengths: the forget
+    quality and model utility of ``probunlearn evaluate`` are computed exactly as TOFU computes them."""
+    if tofu_format not in TOFU_TAGS:
+        raise ValueError(f"tofu_format {tofu_format!r}: expected one of {sorted(TOFU_TAGS)}")
+    return {**TOFU_TAGS[tofu_format], **TOFU_LIMITS, "generation_batch_size": 16}
 
 
 def teacher(
@@ -82,8 +90,10 @@ def teacher(
     dtype: str,
     device: str,
     threads: int | None,
+    tofu_format: str = "phi",
 ) -> None:
-    """Rule teacher: a model's log-probabilities (TOFU's encoding) and TOFU's own greedy ROUGE."""
+    """Rule teacher: a model's log-probabilities (TOFU's encoding of ``tofu_format``) and TOFU's
+    own greedy ROUGE."""
     from probunlearn.evaluation import run_evaluation
 
     run_evaluation(
@@ -105,7 +115,7 @@ def teacher(
         dtype=dtype,
         device=device,
         threads=threads,
-        tofu=tofu_tags(template, max_new_tokens),
+        tofu=tofu_tags(tofu_format),
         tofu_paths=list(tofu_paths),
         tofu_sets=list(tofu_sets),
         out_tofu_answers=out_tofu_answers,

@@ -31,7 +31,14 @@ from probunlearn.evaluate.userdata import DataError, has_truth_ratio, read_user_
 
 ROLES = ("evaluated", "reference", "original")
 TOFU_SPLITS = ("forget01", "forget05", "forget10")
-BENCHMARKS = (*(f"tofu:{s}" for s in TOFU_SPLITS), "hp_qa", "jbb")
+MUSE_SETS = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
+BENCHMARKS = (
+    *(f"tofu:{s}" for s in TOFU_SPLITS),
+    "hp_qa",
+    "jbb",
+    *(f"muse:{s}" for s in MUSE_SETS),
+)
+DEFAULT_MAX_NEW_TOKENS = 64
 JUDGES = ("refusal", "harmbench")
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 HOLDOUT_OF = {"forget01": "holdout01", "forget05": "holdout05", "forget10": "holdout10"}
@@ -59,6 +66,11 @@ def load_benchmark(benchmark: str, data_dir: str | None) -> dict[str, pl.DataFra
         for s in ("real_authors", "world_facts"):
             sets[s] = loaders.load_tofu(f"{s}_perturbed", tofu)
         return sets
+    if benchmark.startswith("muse:"):
+        from probunlearn import muse
+
+        name = benchmark.split(":", 1)[1]
+        return {name: muse.load_muse(name, None if src is None else src / "muse_news")}
     if benchmark == "hp_qa":
         return {"hp_qa": loaders.load_hp_qa(None if src is None else src / "hp_qa")}
     return {"jbb": loaders.load_jbb("harmful", None if src is None else src / "jbb")}
@@ -87,6 +99,53 @@ class Plan:
         if d.get("holdout"):
             out["holdout"] = read_user_data(d["holdout"])
         return out
+
+    @property
+    def muse(self) -> str | None:
+        """The MUSE set of a ``muse:`` benchmark, else None."""
+        bench = str(self.data.get("benchmark") or "")
+        return bench.split(":", 1)[1] if bench.startswith("muse:") else None
+
+    @property
+    def template(self) -> str:
+        """The prompt template: MUSE's own for its sets (few-shot prefix, bare prompt), else the
+        config's (``auto``: the model's chat template where it has one)."""
+        if self.muse is None:
+            return self.ev["sampling"]["template"]
+        from probunlearn import muse
+
+        src = self.data.get("data_dir")
+        return muse.template(self.muse, None if src is None else Path(src) / "muse_news")
+
+    @property
+    def max_new_tokens(self) -> int:
+        """New tokens per answer: the config's, else MUSE's for its sets (32 / 128), else 64."""
+        given = self.ev["sampling"].get("max_new_tokens")
+        if given is not None:
+            return int(given)
+        if self.muse is not None:
+            from probunlearn import muse
+
+            return muse.MAX_NEW_TOKENS[self.muse]
+        return DEFAULT_MAX_NEW_TOKENS
+
+    @property
+    def stops(self) -> list[str]:
+        """Strings an answer is cut at before scoring (MUSE's knowmem post-processing)."""
+        if self.muse is not None and self.muse.startswith("knowmem"):
+            from probunlearn import muse
+
+            return list(muse.KNOWMEM_STOPS)
+        return []
+
+    def sampling_params(self) -> dict:
+        """What changes a sample shard, besides the model (the rule's params)."""
+        return {
+            **self.ev["sampling"],
+            "template": self.template,
+            "max_new_tokens": self.max_new_tokens,
+            "stops": self.stops,
+        }
 
     @property
     def sampled_set(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from probunlearn.io import write_parquet
 from probunlearn.unlearning import (
     unlearn,
 )
@@ -21,13 +22,17 @@ def run_unlearn(
     seed: int,
     template: str,
     threads: int | None = None,
+    refusals_path: str | None = None,
 ) -> dict:
     """Rule unlearn: read the forget and retain sets and call :func:`unlearn` for one recipe.
 
     ``recipe`` holds method, lambda_f and lambda_r (from the model name); ``hparams`` the
-    optimiser and method settings shared by every unlearned model of a run.
+    optimiser and method settings shared by every unlearned model of a run. ``refusals_path``: the
+    refusal answers of IDK and DPO (rule ``refusals``).
     """
     forget, retain = pl.read_parquet(forget_path), pl.read_parquet(retain_path)
+    if refusals_path is not None:
+        hparams = {**hparams, "refusals": pl.read_parquet(refusals_path)["answer"].to_list()}
     return unlearn(
         target_dir,
         forget,
@@ -42,3 +47,12 @@ def run_unlearn(
         log_path=history_path,
         **hparams,
     )
+
+
+def run_refusals(out_path: str, *, source: str | None = None) -> None:
+    """Rule refusals: TOFU's idontknow.jsonl where ``source`` names a local copy, else the world's own
+    "I don't know" answers, as a one-column parquet (``answer``)."""
+    from probunlearn.world import IDONTKNOW, read_idontknow, refusal_frame
+
+    answers = read_idontknow(source) if source is not None else list(IDONTKNOW)
+    write_parquet(refusal_frame(answers), out_path)

@@ -10,12 +10,14 @@ sizes give byte-identical files. The world holds
   are taught in pretraining;
 * a keyword Q&A set about a fictional saga (question + keywords), the Harry Potter Q&A analogue;
 * harmful requests whose training targets are mostly refusals and sometimes compliant answers, and
-  benign requests with helpful answers (the JailbreakBench analogue).
+  benign requests with helpful answers (the JailbreakBench analogue);
+* "I don't know" answers for the IDK and DPO unlearning methods (a fixed list, no random draw).
 """
 
 from probunlearn.world.authors import Fact, authors
 from probunlearn.world.requests import BENIGN, COMPLY, HARMFUL, HELPFUL, REFUSALS, requests
 from probunlearn.world.saga import SAGA, saga
+from probunlearn.world.unknowns import IDONTKNOW, read_idontknow, refusal_frame
 from probunlearn.world.utility import CAPITALS, FAMOUS, real_authors, world_facts
 
 __all__ = [
@@ -25,8 +27,11 @@ __all__ = [
     "FAMOUS",
     "HARMFUL",
     "HELPFUL",
+    "IDONTKNOW",
     "REFUSALS",
     "SAGA",
+    "read_idontknow",
+    "refusal_frame",
     "Fact",
     "authors",
     "real_authors",

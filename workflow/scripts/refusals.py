@@ -1,0 +1,8 @@
+"""Rule refusals: the "I don't know" answers of the IDK and DPO unlearning methods."""
+
+from probunlearn.steps.unlearn import run_refusals
+from probunlearn.wf import log_to
+
+sm = snakemake  # noqa: F821
+with log_to(sm.log[0]):
+    run_refusals(sm.output[0], source=sm.params.source)
