@@ -25,7 +25,7 @@ import polars as pl
 
 from probunlearn import loaders
 from probunlearn.data import CORPUS_SCHEMA
-from probunlearn.evalsets import RETAIN_OF
+from probunlearn.evalsets import HOLDOUT_OF, RETAIN_OF
 from probunlearn.io import write_parquet
 
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
 Q = loaders.QUESTIONS_PER_AUTHOR  # 20 questions per TOFU author
 TOFU_AUTHORS = 200
 FORGET_AUTHORS = {"forget01": 2, "forget05": 10, "forget10": 20}
-HOLDOUT_OF = {"forget01": "holdout01", "forget05": "holdout05", "forget10": "holdout10"}
 RETAIN_PERTURBED_ROWS = 400  # retain_perturbed holds the first 400 rows of full (authors 0-19)
 SIZES = {"real_authors": 100, "world_facts": 117, "saga": 54, "harmful": 100, "benign": 100}
 DATASET_SETS = {"hp_qa": ("saga",), "jbb": ("harmful", "benign")}

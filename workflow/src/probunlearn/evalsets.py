@@ -8,6 +8,9 @@ FORGET_SPLITS = {"forget01": 1, "forget05": 5, "forget10": 10}
 RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain90"}
 """Forget split -> the retain split of the other authors."""
 
+HOLDOUT_OF = {"forget01": "holdout01", "forget05": "holdout05", "forget10": "holdout10"}
+"""Forget split -> TOFU's holdout split of the same size (authors no model was trained on)."""
+
 REQUEST_SETS = ("harmful", "benign")
 """Request sets: answered with the harm judge and ``max_new_tokens_requests``."""
 

@@ -320,7 +320,7 @@ def chat_template(tokenizer, system: str | None = None) -> str:
     if text.count(_SENTINEL) != 1:
         raise ValueError("the chat template does not render the user message exactly once")
     before, after = text.split(_SENTINEL)
-    esc = lambda s: s.replace("{", "{{").replace("}", "}}")  # noqa: E731
+    esc = lambda s: s.replace("{", "{{").replace("}", "}}")  # noqa: E731 - qa imports hub
     return esc(before) + "{question}" + esc(after)
 
 

@@ -126,6 +126,18 @@ def npo_forget_loss(logp: torch.Tensor, ref_logp: torch.Tensor, beta: float = 0.
     return -(2.0 / beta) * F.logsigmoid(-beta * (logp - ref_logp)).mean()
 
 
+def plus_retain(
+    loss: torch.Tensor,
+    retain_logits: torch.Tensor | None,
+    retain_labels: torch.Tensor | None,
+    retain_weight: float,
+) -> torch.Tensor:
+    """``loss + retain_weight · CE(retain)``; ``loss`` itself without a retain batch or weight."""
+    if retain_logits is None or retain_weight == 0:
+        return loss
+    return loss + retain_weight * answer_ce(retain_logits, retain_labels)
+
+
 def npo_loss(
     logp: torch.Tensor,
     ref_logp: torch.Tensor,
@@ -138,10 +150,9 @@ def npo_loss(
 
     Without a retain batch (or with ``retain_weight == 0``) only the forget term is returned.
     """
-    loss = npo_forget_loss(logp, ref_logp, beta)
-    if retain_logits is not None and retain_weight != 0:
-        loss = loss + retain_weight * answer_ce(retain_logits, retain_labels)
-    return loss
+    return plus_retain(
+        npo_forget_loss(logp, ref_logp, beta), retain_logits, retain_labels, retain_weight
+    )
 
 
 def npo_at_reference(beta: float = 0.05) -> float:
@@ -204,10 +215,9 @@ def simnpo_loss(
     retain_weight: float = 1.0,
 ) -> torch.Tensor:
     """SimNPO with the retain cross-entropy: forget term + ``retain_weight · CE(retain)``."""
-    loss = simnpo_forget_loss(logp, n_tokens, beta, gamma)
-    if retain_logits is not None and retain_weight != 0:
-        loss = loss + retain_weight * answer_ce(retain_logits, retain_labels)
-    return loss
+    return plus_retain(
+        simnpo_forget_loss(logp, n_tokens, beta, gamma), retain_logits, retain_labels, retain_weight
+    )
 
 
 # --------------------------------------------------------------------------- RMU

@@ -91,11 +91,9 @@ def template(name: str, source: str | os.PathLike | None) -> str:
     """The prompt template of a set: the few-shot ICL prefix for knowmem, the bare prompt for verbmem."""
     if name == "verbmem_forget":
         return "{question}"
+    from probunlearn.qa import escape_braces as esc
+
     pairs = _records(_file(name, source, icl=True), ("question", "answer"))
-
-    def esc(s: str) -> str:
-        return s.replace("{", "{{").replace("}", "}}")
-
     prefix = "".join(
         f"Question: {esc(o['question'])}\nAnswer: {esc(o['answer'])}\n\n" for o in pairs
     )

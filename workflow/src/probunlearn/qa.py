@@ -19,6 +19,11 @@ DEFAULT_TEMPLATE = "Question: {question}\nAnswer:"
 IGNORE_INDEX = -100
 
 
+def escape_braces(text: str) -> str:
+    """``text`` as a literal inside a ``str.format`` template (braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def format_prompt(question: str, template: str = DEFAULT_TEMPLATE) -> str:
     """The prompt text for one question."""
     return template.format(question=question)

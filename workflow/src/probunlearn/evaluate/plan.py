@@ -26,14 +26,13 @@ from pathlib import Path
 import polars as pl
 
 from probunlearn import checkpoints
-from probunlearn.evalsets import UTILITY_SETS
+from probunlearn.evalsets import FORGET_SPLITS, HOLDOUT_OF, UTILITY_SETS
 from probunlearn.evaluate.userdata import DataError, has_truth_ratio, read_user_data, score_kind
 
 ROLES = ("evaluated", "reference", "original")
-TOFU_SPLITS = ("forget01", "forget05", "forget10")
 MUSE_SETS = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
 BENCHMARKS = (
-    *(f"tofu:{s}" for s in TOFU_SPLITS),
+    *(f"tofu:{s}" for s in FORGET_SPLITS),
     "hp_qa",
     "jbb",
     *(f"muse:{s}" for s in MUSE_SETS),
@@ -41,7 +40,6 @@ BENCHMARKS = (
 DEFAULT_MAX_NEW_TOKENS = 64
 JUDGES = ("refusal", "harmbench")
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-HOLDOUT_OF = {"forget01": "holdout01", "forget05": "holdout05", "forget10": "holdout10"}
 
 
 class PlanError(ValueError):

@@ -21,7 +21,8 @@ from probunlearn.metrics_io import read_metrics
 
 #: the score each kind of data is judged by in the figures
 PRIMARY = {"answer": "rougeL_recall", "keywords": "keyword_leak", "requests": "harm_prob"}
-EXTRA_METRICS = {"forget_quality": "forget_quality", "model_utility": "model_utility"}
+#: the TOFU and DCUE metrics joined to each model's rows, in column order
+EXTRA_METRICS = ("forget_quality", "model_utility", "dcue_pvalue")
 
 
 def _leak(table: pl.DataFrame, score: str, leak_threshold: float | None) -> tuple[str, str] | None:
@@ -87,12 +88,14 @@ def gen_curve(name: str, per_prompt: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(frames)
 
 
-def _metric(parts: Sequence[str], name: str) -> float | None:
-    for p in parts:
-        df = read_metrics(p).filter(pl.col("metric") == name)
-        if df.height:
-            return float(df["value"][0])
-    return None
+def _metrics(parts: Sequence[str], names: Sequence[str]) -> dict[str, float | None]:
+    """The first value of each metric in the part files (None where absent)."""
+    frames = [read_metrics(p) for p in parts]
+    out: dict[str, float | None] = {}
+    for name in names:
+        hits = [df.filter(pl.col("metric") == name)["value"] for df in frames]
+        out[name] = next((float(v[0]) for v in hits if v.len()), None)
+    return out
 
 
 def write_summary(
@@ -114,13 +117,11 @@ def write_summary(
         per_prompt = pl.read_parquet(bounds_paths[name])
         mine = model_rows(name, ident, evalset, per_prompt, leak_threshold)
         metrics = read_metrics(metrics_paths[name])
+        extra = _metrics(extra_paths.get(name, []), EXTRA_METRICS)
         for r in mine:
             hit = metrics.filter(pl.col("metric") == f"set_m_mu_{r['score']}")
             r["set_m_mu"] = float(hit["value"][0]) if hit.height else None
-            extra = extra_paths.get(name, [])
-            r["forget_quality"] = _metric(extra, "forget_quality")
-            r["model_utility"] = _metric(extra, "model_utility")
-            r["dcue_pvalue"] = _metric(extra, "dcue_pvalue")
+            r.update(extra)
         rows += mine
         curves.append(gen_curve(name, per_prompt))
         write_csv(pl.DataFrame(mine, infer_schema_length=None), out_per_model[name])

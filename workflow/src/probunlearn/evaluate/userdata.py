@@ -18,15 +18,6 @@ import polars as pl
 from probunlearn.rows import make_row, to_frame
 
 SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
-KNOWN = {
-    "id",
-    "question",
-    "answer",
-    "keywords",
-    "paraphrased_answer",
-    "perturbed_answer",
-    "perturbed_answers",
-}
 
 
 class DataError(ValueError):
