@@ -74,7 +74,7 @@ def test_remote_code_off_and_safetensors_forced(tiny_dir, monkeypatch):
 def test_pickle_only_dir_is_refused(tiny_dir, tmp_path):
     d = tmp_path / "pickled"
     d.mkdir()
-    model = models.load_model(str(tiny_dir), device="cpu")
+    model = models.load_model(str(tiny_dir), device="cpu", native=False)
     model.config.save_pretrained(d)
     torch.save(model.state_dict(), d / "pytorch_model.bin")
     with pytest.raises(

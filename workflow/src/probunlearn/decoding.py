@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-from transformers import DynamicCache
-from transformers.cache_utils import Cache, DynamicLayer
 
 from probunlearn import models, qa
 
@@ -129,45 +128,23 @@ def top_p_sample(
 
 
 # --------------------------------------------------------------------------------------------------------
-# KV cache with a preallocated buffer
+# KV caches: the native Llama's, or transformers' (imported only for a transformers model)
 
 
-class BufferLayer(DynamicLayer):
-    """A cache layer writing into a preallocated (rows, heads, capacity, head_dim) buffer: no concat per step."""
+def cache_kit(model) -> tuple[Callable[[], Any], Callable[..., Any], type]:
+    """(a new empty cache, the cache class that takes ``layers=``, the preallocated buffer layer class)
+    for ``model``: :mod:`probunlearn.llama`'s for the native Llama, else transformers'."""
+    from probunlearn import llama
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
-        super().__init__()
-        self.kbuf, self.vbuf, self.length = keys, values, length
-        self.dtype, self.device = keys.dtype, keys.device
-        self.is_initialized = True
-        self._views()
+    if isinstance(model, llama.LlamaForCausalLM):
+        n = len(model.model.layers)
+        return (lambda: llama.Cache(num_layers=n)), llama.Cache, llama.BufferLayer
+    from transformers import DynamicCache
+    from transformers.cache_utils import Cache
 
-    def _views(self) -> None:
-        self.keys = self.kbuf[:, :, : self.length]
-        self.values = self.vbuf[:, :, : self.length]
+    from probunlearn.hf_cache import BufferLayer
 
-    def lazy_initialization(self, key_states, value_states) -> None:
-        raise RuntimeError("BufferLayer is created initialised")
-
-    def update(self, key_states, value_states, *args, **kwargs):
-        q = key_states.shape[-2]
-        self.kbuf[:, :, self.length : self.length + q] = key_states
-        self.vbuf[:, :, self.length : self.length + q] = value_states
-        self.length += q
-        self._views()
-        return self.keys, self.values
-
-    def get_seq_length(self) -> int:
-        return self.length
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        # copy only the filled positions, straight into fresh buffers (a full copy costs several times more)
-        shape = (indices.numel(), *self.kbuf.shape[1:])
-        kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
-        torch.index_select(self.keys, 0, indices, out=kbuf[:, :, : self.length])
-        torch.index_select(self.values, 0, indices, out=vbuf[:, :, : self.length])
-        self.kbuf, self.vbuf = kbuf, vbuf
-        self._views()
+    return (lambda: DynamicCache(config=model.config)), Cache, BufferLayer
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -201,6 +178,7 @@ class Engine:
         self.batch_size, self.pack = batch_size, pack
         self.device, self.bar = device, bar
         self._store: dict[int, tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]] = {}
+        self._new_cache, self._cache_cls, self._buffer_layer = cache_kit(model)
 
     # -- planning ------------------------------------------------------------------------------------
     def plan(self, rows: list[tuple[int, int]]) -> list[list[int]]:
@@ -234,7 +212,7 @@ class Engine:
             mask[i, width - len(s) :] = 1
         padded = bool((mask == 0).any())
         pos = (mask.cumsum(-1) - 1).clamp_min(0)
-        cache = DynamicCache(config=self.model.config)
+        cache = self._new_cache()
         out = self.model(
             input_ids=ids.to(self.device),
             attention_mask=mask.to(self.device) if padded else None,
@@ -297,8 +275,8 @@ class Engine:
             vbuf = torch.empty(shape, dtype=k0.dtype, device=dev)
             kbuf[:, :, :width] = k0.index_select(0, row_prompt)
             vbuf[:, :, :width] = torch.stack(vs).index_select(0, row_prompt)
-            layers.append(BufferLayer(kbuf, vbuf, width))
-        cache = Cache(layers=layers)
+            layers.append(self._buffer_layer(kbuf, vbuf, width))
+        cache = self._cache_cls(layers=layers)
         logits = torch.stack([self._store[p][1] for p in distinct]).index_select(0, row_prompt)
 
         plen = torch.tensor(lengths, dtype=torch.long, device=dev).index_select(0, row_prompt)

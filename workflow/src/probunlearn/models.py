@@ -5,20 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-from transformers import (
-    AutoModelForCausalLM,
-    AutoTokenizer,
-    LlamaConfig,
-    LlamaForCausalLM,
-    PreTrainedModel,
-    PreTrainedTokenizerFast,
-)
 
 from probunlearn.io import atomic_dir
+
+if TYPE_CHECKING:
+    from transformers import LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerFast
+
+# transformers is imported only where it is used: a job that loads a plain local Llama with the native
+# implementation (probunlearn.llama) never imports it. PROBUNLEARN_NATIVE=0 forces transformers.
+NATIVE_ENV = "PROBUNLEARN_NATIVE"
 
 SPECIAL_TOKENS = {
     "pad_token": "<pad>",
@@ -58,6 +56,9 @@ def train_tokenizer(
     ``add_special_tokens=True``. The workflow tokenises prompts with exactly the special tokens the
     tokenizer adds by itself and prepends nothing, so without it the mini models would see no bos.
     """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
     tok = Tokenizer(models.BPE(unk_token=None))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -84,6 +85,8 @@ def tiny_llama(
     vocab_size: int, arch: dict[str, Any], seed: int, tokenizer=None
 ) -> LlamaForCausalLM:
     """A small Llama-style causal LM from a transformers config, initialised with ``seed``."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     cfg = LlamaConfig(
         vocab_size=vocab_size,
         hidden_size=int(arch["hidden_size"]),
@@ -102,17 +105,23 @@ def tiny_llama(
 
 
 def load_tokenizer(
-    name_or_path: str, revision: str | None = None, base: str | None = None
+    name_or_path: str, revision: str | None = None, base: str | None = None, native: bool = True
 ) -> PreTrainedTokenizerFast:
     """Load a tokenizer from a local directory or a hub id at ``revision``; pad on the left.
 
     A PEFT adapter directory without tokenizer files reads its base's tokenizer (``base``, or the
-    base the adapter names)."""
-    from probunlearn import checkpoints
+    base the adapter names). A plain local ``tokenizer.json`` loads with
+    :mod:`probunlearn.native_tokenizer` (the same ids and texts, no transformers import) unless
+    ``PROBUNLEARN_NATIVE=0`` or ``native=False``."""
+    from probunlearn import checkpoints, native_tokenizer
 
     source = name_or_path
     if checkpoints.is_adapter(name_or_path) and not _has_tokenizer(Path(name_or_path)):
         source, revision = base or checkpoints.adapter_base(name_or_path), None
+    if native and os.environ.get(NATIVE_ENV, "1") != "0" and native_tokenizer.supports(source):
+        return native_tokenizer.load(source)
+    from transformers import AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(source, revision=revision)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -131,13 +140,20 @@ def load_model(
     device: str | None = "auto",
     base: str | None = None,
     merge: bool = False,
+    native: bool = True,
 ) -> PreTrainedModel:
     """Load a causal LM from a local directory or a hub id at ``revision``, in eval mode.
 
     A PEFT adapter directory (adapter_config.json) is loaded on top of ``base`` (default: the base it
     names) without merging: the adapter stays a separate module, as it was trained; ``merge=True``
-    folds it into the weights (for fine-tuning the adapted model further)."""
-    from probunlearn import checkpoints
+    folds it into the weights (for fine-tuning the adapted model further). A plain local Llama
+    checkpoint loads with :mod:`probunlearn.llama` (the same numbers, no transformers import) unless
+    ``PROBUNLEARN_NATIVE=0`` or ``native=False`` (peft needs a transformers model)."""
+    from probunlearn import checkpoints, llama
+
+    if native and os.environ.get(NATIVE_ENV, "1") != "0" and llama.supports(name_or_path):
+        return llama.load(name_or_path, resolve_dtype(dtype)).to(resolve_device(device))
+    from transformers import AutoModelForCausalLM
 
     adapter = checkpoints.is_adapter(name_or_path)
     source = (base or checkpoints.adapter_base(name_or_path)) if adapter else name_or_path

@@ -22,9 +22,8 @@ import polars as pl
 import torch
 from torch import nn
 from tqdm.auto import tqdm
-from transformers import get_cosine_schedule_with_warmup
 
-from probunlearn import losses, models, qa
+from probunlearn import losses, models, qa, training
 from probunlearn.io import atomic_write
 
 METHODS = ("ga", "gd", "npo", "npo_eo", "rmu", "idk", "dpo", "simnpo")
@@ -390,7 +389,8 @@ def unlearn(
     models.set_threads(threads)
     torch.manual_seed(seed)
     tokenizer = models.load_tokenizer(target_dir)
-    model = models.load_model(target_dir, dtype="float32", device=device)
+    # peft wraps transformers models only: with LoRA the target loads through transformers
+    model = models.load_model(target_dir, dtype="float32", device=device, native=lora is None)
     dev = next(model.parameters()).device
 
     ref = None
@@ -442,7 +442,7 @@ def unlearn(
     steps_per_epoch = math.ceil(n_f / batch_size)
     total_steps = steps_per_epoch * int(epochs)
     warmup_steps = math.ceil(warmup_ratio * total_steps)
-    scheduler = get_cosine_schedule_with_warmup(optimizer, warmup_steps, total_steps)
+    scheduler = training.cosine_schedule(optimizer, warmup_steps, total_steps)
 
     fq, fa = forget["question"].to_list(), forget["answer"].to_list()
     rq = retain["question"].to_list() if n_r else []

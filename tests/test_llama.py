@@ -1,0 +1,243 @@
+"""The native Llama and tokenizer against transformers': the same bits on the same machine.
+
+Every job loads a plain local Llama with :mod:`probunlearn.llama` and its tokenizer with
+:mod:`probunlearn.native_tokenizer`, so that it does not import transformers; the tables stay
+byte-identical only because these equal transformers' exactly (``torch.equal``, not ``allclose``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from probunlearn import llama, models, native_tokenizer, qa, sampling, training
+
+TEXTS = [
+    "Question: Who wrote the red book?\nAnswer: Ada Lin wrote it.",
+    "Question: Where was Ada Lin born?\nAnswer: In a small town by the sea.",
+    "The cat sat on the mat. The dog ran.",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return models.train_tokenizer(TEXTS * 5, 300)
+
+
+def _checkpoint(tmp_path_factory, tok, kv_heads: int) -> str:
+    from transformers import LlamaForCausalLM
+
+    arch = dict(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=4, max_positions=128)
+    m = models.tiny_llama(len(tok), arch, seed=0, tokenizer=tok)
+    if kv_heads != 4:  # grouped-query attention: transformers' three sdpa cases
+        m.config.num_key_value_heads = kv_heads
+        torch.manual_seed(0)
+        m = LlamaForCausalLM(m.config)
+    with torch.no_grad():  # a non-trivial model: scaled-up random weights
+        for p in m.parameters():
+            p.mul_(4.0)
+    out = tmp_path_factory.mktemp(f"llama{kv_heads}") / "m"
+    models.save_model(m, tok, out)
+    return str(out)
+
+
+@pytest.fixture(scope="module", params=[4, 2], ids=["mha", "gqa"])
+def pair(request, tmp_path_factory, tok):
+    path = _checkpoint(tmp_path_factory, tok, request.param)
+    hf = models.load_model(path, device="cpu", native=False)
+    nat = models.load_model(path, device="cpu")
+    assert isinstance(nat, llama.LlamaForCausalLM) and not isinstance(hf, llama.LlamaForCausalLM)
+    return path, hf, nat
+
+
+def _batch(vocab: int):
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(4, vocab, (3, 17), generator=g)
+    left = torch.ones_like(ids)
+    left[0, :5] = left[1, :2] = 0
+    right = torch.ones_like(ids)
+    right[0, 12:] = 0
+    return ids, left, right
+
+
+def test_logits_equal_bit_for_bit(pair):
+    _, hf, nat = pair
+    ids, left, right = _batch(hf.config.vocab_size)
+    with torch.no_grad():
+        for mask in (None, left, right):
+            a = hf(input_ids=ids, attention_mask=mask).logits
+            b = nat(input_ids=ids, attention_mask=mask).logits
+            assert torch.equal(a, b)
+        a = hf(input_ids=ids, attention_mask=left, logits_to_keep=1).logits
+        assert torch.equal(a, nat(input_ids=ids, attention_mask=left, logits_to_keep=1).logits)
+
+
+def test_gradients_and_parameter_order_equal(pair):
+    _, hf, nat = pair
+    ids, left, _ = _batch(hf.config.vocab_size)
+    names = [n for n, _ in hf.named_parameters()]
+    assert names == [n for n, _ in nat.named_parameters()]
+    for m in (hf, nat):
+        m.train()
+        m.zero_grad()
+        m(input_ids=ids, attention_mask=left).logits.log_softmax(-1)[..., 5].sum().backward()
+        m.eval()
+    for (n, p), (_, q) in zip(hf.named_parameters(), nat.named_parameters(), strict=True):
+        assert torch.equal(p.grad, q.grad), n
+    hf.zero_grad()
+    nat.zero_grad()
+
+
+def test_greedy_generate_equals_transformers(pair):
+    _, hf, nat = pair
+    ids, left, _ = _batch(hf.config.vocab_size)
+    for mask in (torch.ones_like(ids), left):
+        with torch.inference_mode():
+            want = hf.generate(
+                ids,
+                attention_mask=mask,
+                max_new_tokens=10,
+                do_sample=False,
+                pad_token_id=2,
+                return_dict_in_generate=True,
+                output_logits=True,
+            )
+            got, logits = nat.generate(
+                ids, attention_mask=mask, max_new_tokens=10, pad_token_id=2, output_logits=True
+            )
+        assert torch.equal(want.sequences, got)
+        assert len(want.logits) == len(logits)
+        assert all(torch.equal(x, y) for x, y in zip(want.logits, logits, strict=True))
+
+
+def test_sampler_draws_the_same_samples(pair, tok):
+    """The decoding engine with the native cache equals it with transformers' DynamicCache."""
+    path, hf, nat = pair
+    questions = ["Who wrote the red book?", "Where was Ada Lin born?", "Why?"]
+    kw = dict(n=6, max_new_tokens=8, seed_key="k", progress=False, batch_size=4)
+    tk = models.load_tokenizer(path)
+    a = sampling.sample_answers(hf, tk, ["a", "b", "c"], questions, **kw)
+    b = sampling.sample_answers(nat, tk, ["a", "b", "c"], questions, **kw)
+    assert a.equals(b)
+    c = sampling.sample_answers(nat, tk, ["a", "b", "c"], questions, pack_prompts=True, **kw)
+    d = sampling.sample_answers(hf, tk, ["a", "b", "c"], questions, pack_prompts=True, **kw)
+    assert c.equals(d)
+
+
+def test_native_save_loads_in_transformers(pair, tmp_path):
+    _, hf, nat = pair
+    nat.save_pretrained(tmp_path)
+    assert not (
+        set(json.loads((tmp_path / "generation_config.json").read_text())) - llama._GENERATION_KEYS
+    )
+    back = models.load_model(str(tmp_path), device="cpu", native=False)
+    ids, left, _ = _batch(hf.config.vocab_size)
+    with torch.no_grad():
+        assert torch.equal(back(input_ids=ids).logits, hf(input_ids=ids).logits)
+    assert llama.supports(tmp_path)
+
+
+def test_supports_only_what_it_computes(pair, tmp_path):
+    path = pair[0]
+    cfg = json.loads(open(os.path.join(path, "config.json")).read())
+    for change in (
+        {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},
+        {"attention_bias": True},
+        {"model_type": "mistral"},
+        {"hidden_act": "gelu"},
+    ):
+        d = tmp_path / str(len(list(tmp_path.iterdir())))
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps({**cfg, **change}))
+        (d / llama.WEIGHTS).write_bytes(b"")
+        assert not llama.supports(d), change
+    assert not llama.supports(tmp_path / "absent")
+
+
+def test_cosine_schedule_equals_transformers():
+    from transformers import get_cosine_schedule_with_warmup
+
+    def lrs(make):
+        opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.3)
+        sched = make(opt)
+        out = []
+        for _ in range(23):
+            out.append(sched.get_last_lr()[0])
+            opt.step()
+            sched.step()
+        return out
+
+    for warmup, total in [(0, 20), (3, 20), (5, 7)]:
+        want = lrs(lambda o, w=warmup, t=total: get_cosine_schedule_with_warmup(o, w, t))
+        assert lrs(lambda o, w=warmup, t=total: training.cosine_schedule(o, w, t)) == want
+
+
+def test_tokenizer_encodes_and_decodes_as_transformers(pair):
+    path = pair[0]
+    assert native_tokenizer.supports(path)
+    a, b = models.load_tokenizer(path, native=False), models.load_tokenizer(path)
+    assert isinstance(b, native_tokenizer.Tokenizer)
+    texts = TEXTS + ["ünïcödé 日本 🙂", "</s> inside <s> text <pad>", "", "  x", "y" * 200]
+    for t in texts:
+        for special in (True, False):
+            for kw in ({}, {"max_length": 7, "truncation": True}):
+                x = a(t, add_special_tokens=special, return_offsets_mapping=True, **kw)
+                y = b(t, add_special_tokens=special, return_offsets_mapping=True, **kw)
+                assert list(x["input_ids"]) == y["input_ids"]
+                assert [tuple(o) for o in x["offset_mapping"]] == [
+                    tuple(o) for o in y["offset_mapping"]
+                ]
+            assert a.tokenize(t, add_special_tokens=special) == b.tokenize(
+                t, add_special_tokens=special
+            )
+            ids = list(a(t, add_special_tokens=special)["input_ids"]) + [2, 0, 7]
+            for skip in (True, False):
+                assert a.decode(ids, skip_special_tokens=skip) == b.decode(
+                    ids, skip_special_tokens=skip
+                )
+    for side in ("left", "right"):
+        for t in (a, b):
+            t.padding_side = side
+            t.pad_token = t.eos_token
+        x, y = (t(texts[:5], padding=True, return_tensors="pt") for t in (a, b))
+        assert torch.equal(x["input_ids"], y["input_ids"])
+        assert torch.equal(x["attention_mask"], y["attention_mask"])
+    fresh = models.load_tokenizer(path)
+    assert sorted(fresh.all_special_ids) == sorted(
+        models.load_tokenizer(path, native=False).all_special_ids
+    )
+    assert fresh.convert_tokens_to_ids("no-such-token") == fresh.unk_token_id
+    assert qa.prompt_ids(fresh, "Who?", qa.DEFAULT_TEMPLATE) == qa.prompt_ids(
+        a, "Who?", qa.DEFAULT_TEMPLATE
+    )
+
+
+def test_a_model_job_does_not_import_transformers(pair):
+    """Loading, a forward pass and decoding in a fresh process: torch, not transformers."""
+    code = (
+        "import sys, torch\n"
+        "from probunlearn import models\n"
+        f"m = models.load_model({pair[0]!r}, device='cpu'); t = models.load_tokenizer({pair[0]!r})\n"
+        "m(input_ids=torch.tensor([t('Who?')['input_ids']]))\n"
+        "print(t.decode([5, 6]) is not None, 'transformers' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False"]
+    env[models.NATIVE_ENV] = "0"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.split() == ["True", "True"]
