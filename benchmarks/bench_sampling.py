@@ -1,22 +1,28 @@
-"""Benchmark probunlearn.sampling.sample_answers against Hugging Face ``generate`` on CPU.
+"""Benchmark probunlearn.sampling.sample_answers against transformers' ``generate``, on CPU or GPU.
 
-Usage: python benchmarks/bench_sampling.py [--threads 2] [--prompts 4] [--n 256] [--ref-samples 8]
+Usage:
+  python benchmarks/bench_sampling.py [--threads 2] [--prompts 4] [--n 256] [--ref-samples 8]
+  python benchmarks/bench_sampling.py --device cuda --dtype bfloat16 --arch llama-1b   # or llama-7b
+  python benchmarks/bench_sampling.py --arch tiny --n 8 --prompts 2                   # a smoke test
 
-All three methods run side by side in one process on the same model: a Llama the size of the mini run's
-(vocab ~2000, hidden 128, intermediate 384, 4 layers, 4 heads, 256 positions) with random weights, top-p 0.9,
-temperature 1 (HF: top_k=0, so that all three draw from the same distribution), max_new_tokens=64, stopping
-at eos as usual. With random weights eos is rarely drawn (about 5% of samples end early), so every method
-generates ~63 tokens per sample: the worst case for our sampler, which gains from dropping finished rows when
-answers end early; the next-token distribution is flat, the worst case for top-p (~1700 of the 2000 tokens
-are in the nucleus).
+Every method runs side by side in one process on the same model with random weights (no download):
+``--arch mini`` (the default) is a Llama the size of the mini run's (vocab ~2000, hidden 128, 4 layers);
+``tiny`` a smaller one; ``llama-1b`` and ``llama-7b`` have the shapes of Llama-3.2-1B (GQA, vocab 128256)
+and Llama-2-7B. Top-p 0.9, temperature 1 (transformers with top_k=0, so that all draw from the same
+distribution), stopping at eos. With random weights eos is rarely drawn, so nearly every sample runs to
+``--max-new-tokens``: the worst case for our sampler, which gains from dropping finished rows.
 
-  (a) "the reference code's way": one ``model.generate(do_sample=True)`` call per sample, batch size 1
-      (timed on --ref-samples samples and extrapolated);
+  ours: ``sample_answers`` with the native Llama (probunlearn.llama), at each ``--batch-sizes``;
+  ours + transformers' model: the same engine on transformers' LlamaForCausalLM (the samples must be the
+      same bytes: printed);
   (b) one ``model.generate(num_return_sequences=n)`` call per prompt;
-  ours: ``sample_answers`` (which also generates each prompt's greedy answer, not counted as a sample),
-      at batch sizes 512 and 256 rows. With n=256 a prompt has 257 rows (greedy + samples); prompts never
-      share a forward pass (see probunlearn.sampling), so batch_size=512 decodes each prompt in one block
-      of 257 rows and batch_size=256 in two blocks of 129 and 128.
+  (a) one ``model.generate(do_sample=True)`` call per sample, batch 1 (``--ref-samples`` timed,
+      extrapolated).
+
+Then the decode step alone, for the first batch size: its time, and the fraction of the memory-bandwidth
+roofline it reaches, (bytes of weights + KV cache read per step / measured copy bandwidth) / step time;
+and the arithmetic it does per second against a large fp32 (or ``--dtype``) matmul's, as the fraction
+of the measured peak.
 """
 
 from __future__ import annotations
@@ -32,9 +38,37 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from probunlearn import models, qa, sampling  # noqa: E402
+from probunlearn import llama, models, qa, sampling  # noqa: E402
 
-ARCH = dict(hidden_size=128, intermediate_size=384, num_layers=4, num_heads=4, max_positions=256)
+ARCHS = {
+    "tiny": dict(
+        hidden_size=64, intermediate_size=192, num_layers=2, num_heads=4, max_positions=256
+    ),
+    "mini": dict(
+        hidden_size=128, intermediate_size=384, num_layers=4, num_heads=4, max_positions=256
+    ),
+    # Llama-3.2-1B's shapes (grouped-query attention, tied embeddings)
+    "llama-1b": dict(
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_layers=16,
+        num_heads=32,
+        kv_heads=8,
+        max_positions=4096,
+        vocab=128256,
+        rope_theta=500000.0,
+    ),  # fmt: skip
+    # Llama-2-7B's shapes
+    "llama-7b": dict(
+        hidden_size=4096,
+        intermediate_size=11008,
+        num_layers=32,
+        num_heads=32,
+        max_positions=4096,
+        vocab=32000,
+        tie=False,
+    ),  # fmt: skip
+}
 QUESTIONS = [
     "What is the full name of the author born in Taipei in 1952?",
     "Which genre does Basil Mahfouz Al-Kuwaiti write in?",
@@ -52,10 +86,111 @@ def _tokenizer(vocab_size: int = 2000):
     return models.train_tokenizer(texts, vocab_size)
 
 
+def build(arch: str, tok, device: torch.device, dtype: torch.dtype):
+    """(transformers model, native model sharing its weights), random weights, seed 0."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    a = ARCHS[arch]
+    cfg = LlamaConfig(
+        vocab_size=int(a.get("vocab", len(tok))),
+        hidden_size=a["hidden_size"],
+        intermediate_size=a["intermediate_size"],
+        num_hidden_layers=a["num_layers"],
+        num_attention_heads=a["num_heads"],
+        num_key_value_heads=a.get("kv_heads", a["num_heads"]),
+        max_position_embeddings=a["max_positions"],
+        tie_word_embeddings=a.get("tie", True),
+        rope_theta=a.get("rope_theta", 10000.0),
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    torch.manual_seed(0)
+    with torch.device(device):
+        hf = LlamaForCausalLM._from_config(cfg, dtype=dtype).eval()
+    return hf, llama.from_transformers(hf).eval()
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def bandwidth(device: torch.device) -> float:
+    """Measured copy bandwidth in bytes/s (read + write of a buffer far larger than the caches)."""
+    n = (1 << 28) if device.type == "cuda" else (1 << 26)  # 1 GiB or 256 MiB of float32
+    x = torch.empty(n, device=device)
+    y = torch.empty_like(x)
+    y.copy_(x)
+    _sync(device)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        y.copy_(x)
+        _sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * x.numel() * x.element_size() / best
+
+
+def matmul_peak(device: torch.device, dtype: torch.dtype) -> float:
+    """Measured FLOP/s of a large square matmul in ``dtype`` (the attainable arithmetic peak)."""
+    n = 4096 if device.type == "cuda" else 1024
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    a @ b
+    _sync(device)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        a @ b
+        _sync(device)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best
+
+
+def decode_step(model, rows: int, context: int, device: torch.device, steps: int = 20):
+    """(seconds per decode step, bytes read per step, FLOPs per step) of ``rows`` rows at ``context``
+    cached positions, with the engine's preallocated KV buffers."""
+    cfg = model.config
+    heads, dim = cfg.num_key_value_heads, cfg.head_dim
+    dtype = model.dtype
+    layers = []
+    for _ in range(cfg.num_hidden_layers):
+        k = torch.randn((rows, heads, context, dim), device=device, dtype=dtype)
+        layers.append(llama.BufferLayer.filled(k, torch.randn_like(k), context + steps + 1))
+    cache = llama.Cache(layers=layers)
+    tok = torch.randint(4, cfg.vocab_size, (rows, 1), device=device)
+    with torch.inference_mode():
+        model(input_ids=tok, position_ids=torch.full((rows, 1), context, device=device),
+              past_key_values=cache, use_cache=True)  # fmt: skip
+        _sync(device)
+        t0 = time.perf_counter()
+        for s in range(steps):
+            pos = torch.full((rows, 1), context + 1 + s, device=device)
+            model(input_ids=tok, position_ids=pos, past_key_values=cache, use_cache=True)
+        _sync(device)
+    step = (time.perf_counter() - t0) / steps
+    weights = {p.data_ptr(): p.numel() * p.element_size() for p in model.parameters()}
+    emb = model.model.embed_tokens.weight
+    # the embedding is gathered (rows of it), not read whole; tied, it is read whole as the lm_head
+    w_bytes = sum(weights.values()) - (
+        0 if cfg.tie_word_embeddings else emb.numel() * emb.element_size()
+    )
+    kv_len = context + steps // 2
+    kv_bytes = 2 * cfg.num_hidden_layers * rows * heads * kv_len * dim * emb.element_size()
+    matmul_params = sum(p.numel() for n, p in model.named_parameters() if p.dim() == 2)
+    matmul_params -= 0 if cfg.tie_word_embeddings else emb.numel()
+    flops = 2 * rows * matmul_params + 4 * rows * cfg.num_hidden_layers * kv_len * cfg.hidden_size
+    return step, w_bytes + kv_bytes, flops
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    ap.add_argument("--arch", choices=sorted(ARCHS), default="mini")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", choices=sorted(models.DTYPES), default="float32")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--prompts", type=int, default=4)
     ap.add_argument("--n", type=int, default=256)
@@ -69,44 +204,56 @@ def main() -> None:
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
+    device, dtype = torch.device(args.device), models.resolve_dtype(args.dtype)
     tok = _tokenizer()
-    model = models.tiny_llama(len(tok), ARCH, seed=0, tokenizer=tok).eval()
+    hf, model = build(args.arch, tok, device, dtype)
     questions = (QUESTIONS * args.prompts)[: args.prompts]
     ids = [f"p{i}" for i in range(args.prompts)]
     prompts = [qa.prompt_ids(tok, q) for q in questions]
     n, new = args.n, args.max_new_tokens
     gen_kw = dict(do_sample=True, top_p=0.9, temperature=1.0, top_k=0, max_new_tokens=new,
                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)  # fmt: skip
-    print(f"model: vocab {len(tok)}, {ARCH}; threads {args.threads}; prompt tokens "
-          f"{[len(p) for p in prompts]}; {args.prompts} prompts x n={n}, max_new_tokens={new}")  # fmt: skip
+    params = sum(p.numel() for p in model.parameters())
+    print(f"model: {args.arch} ({params / 1e6:.1f}M parameters, vocab {model.config.vocab_size}), "
+          f"{args.dtype} on {device}; threads {args.threads}; prompt tokens {[len(p) for p in prompts]}; "
+          f"{args.prompts} prompts x n={n}, max_new_tokens={new}")  # fmt: skip
 
-    # warm-up (lazy initialisation, allocator)
-    sampling.sample_answers(model, tok, ids[:1], questions[:1], n=4, max_new_tokens=4, seed_key="w",
-                            progress=False)  # fmt: skip
-
-    # ours, at each batch size
-    rates = {}
-    for bs in [int(b) for b in args.batch_sizes.split(",")]:
+    def ours(m, bs, key="bench"):
+        _sync(device)
         t0 = time.perf_counter()
-        df = sampling.sample_answers(model, tok, ids, questions, n=n, top_p=0.9, max_new_tokens=new,
-                                     seed_key="bench", batch_size=bs, progress=False)  # fmt: skip
-        t_ours = time.perf_counter() - t0
+        df = sampling.sample_answers(m, tok, ids, questions, n=n, top_p=0.9, max_new_tokens=new,
+                                     seed_key=key, batch_size=bs, progress=False)  # fmt: skip
+        _sync(device)
+        return df, time.perf_counter() - t0
+
+    ours(model, 64, "warm-up")  # lazy initialisation, allocator
+    rates, tokens = {}, {}
+    for bs in [int(b) for b in args.batch_sizes.split(",")]:
+        df, t = ours(model, bs)
         samples = df.filter(~df["greedy"])
-        rates[bs] = args.prompts * n / t_ours
-        print(f"ours (batch_size={bs}): {t_ours:.2f} s, {rates[bs]:.1f} samples/s (mean "
-              f"{samples['n_tokens'].mean():.1f} tokens, eos rate {samples['stopped_eos'].mean():.3f})")  # fmt: skip
+        rates[bs] = args.prompts * n / t
+        tokens[bs] = float(df["n_tokens"].sum() + df["stopped_eos"].sum()) / t
+        print(f"ours (batch_size={bs}): {t:.2f} s, {rates[bs]:.1f} samples/s, {tokens[bs]:.0f} tokens/s "
+              f"(mean {samples['n_tokens'].mean():.1f} tokens, eos rate "
+              f"{samples['stopped_eos'].mean():.3f})")  # fmt: skip
+        df_hf, t_hf = ours(hf, bs)
+        print(f"ours on transformers' model (batch_size={bs}): {t_hf:.2f} s, "
+              f"{args.prompts * n / t_hf:.1f} samples/s; native / transformers' model = "
+              f"{t_hf / t:.2f}x; same samples: {df.equals(df_hf)}")  # fmt: skip
 
     # (b) one generate call per prompt with num_return_sequences=n
     torch.manual_seed(0)
+    _sync(device)
     t0 = time.perf_counter()
     lengths = []
     with torch.inference_mode():
         for p in prompts:
-            x = torch.tensor([p])
-            out = model.generate(
+            x = torch.tensor([p], device=device)
+            out = hf.generate(
                 x, attention_mask=torch.ones_like(x), num_return_sequences=n, **gen_kw
             )
             lengths.append(out.shape[1] - len(p))
+    _sync(device)
     t_b = time.perf_counter() - t0
     rate_b = args.prompts * n / t_b
     print(f"(b) generate(num_return_sequences={n}) per prompt: {t_b:.2f} s, {rate_b:.1f} samples/s "
@@ -114,23 +261,34 @@ def main() -> None:
 
     # (a) one generate call per sample, batch size 1
     torch.manual_seed(0)
+    _sync(device)
     t0 = time.perf_counter()
     toks = 0
     with torch.inference_mode():
         for i in range(args.ref_samples):
             p = prompts[i % len(prompts)]
-            x = torch.tensor([p])
-            out = model.generate(x, attention_mask=torch.ones_like(x), **gen_kw)
+            x = torch.tensor([p], device=device)
+            out = hf.generate(x, attention_mask=torch.ones_like(x), **gen_kw)
             toks += out.shape[1] - len(p)
+    _sync(device)
     t_a = time.perf_counter() - t0
     rate_a = args.ref_samples / t_a
     print(f"(a) generate per sample, batch 1: {args.ref_samples} samples in {t_a:.2f} s, {rate_a:.2f} "
           f"samples/s (mean {toks / args.ref_samples:.1f} tokens); extrapolated to "
           f"{args.prompts * n} samples: {args.prompts * n / rate_a:.0f} s")  # fmt: skip
+    for bs, r in rates.items():
+        print(f"batch_size={bs}: ours / (a) = {r / rate_a:.1f}x, ours / (b) = {r / rate_b:.2f}x")
 
-    for bs, ours in rates.items():
-        print(f"batch_size={bs}: ratio ours / (a) = {ours / rate_a:.1f}x (target >= 30x), "
-              f"ours / (b) = {ours / rate_b:.2f}x (target >= 1)")  # fmt: skip
+    # the decode step against the roofline
+    bs = int(args.batch_sizes.split(",")[0])
+    rows = min(bs, n + 1)
+    context = max(len(p) for p in prompts) + new // 2
+    step, nbytes, flops = decode_step(model, rows, context, device)
+    bw, peak = bandwidth(device), matmul_peak(device, dtype)
+    print(f"decode step ({rows} rows, {context} cached positions): {step * 1e3:.2f} ms, "
+          f"{rows / step:.0f} tokens/s; reads {nbytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s measured: "
+          f"{nbytes / bw / step:.1%} of the bandwidth roofline; {flops / step / 1e9:.1f} GFLOP/s of a "
+          f"{peak / 1e9:.1f} GFLOP/s {args.dtype} matmul: {flops / step / peak:.1%} of the peak")  # fmt: skip
 
 
 if __name__ == "__main__":

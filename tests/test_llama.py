@@ -241,3 +241,21 @@ def test_a_model_job_does_not_import_transformers(pair):
     env[models.NATIVE_ENV] = "0"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_bench_sampling_smoke(monkeypatch, capsys):
+    """benchmarks/bench_sampling.py --arch tiny --device cpu: the code path of the GPU benchmark."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sampling.py"
+    spec = importlib.util.spec_from_file_location("bench_sampling", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    argv = ["bench_sampling.py", "--arch", "tiny", "--device", "cpu", "--n", "4", "--prompts", "2"]
+    argv += ["--ref-samples", "1", "--batch-sizes", "8", "--max-new-tokens", "6", "--threads", "1"]
+    monkeypatch.setattr(sys, "argv", argv)
+    bench.main()
+    out = capsys.readouterr().out
+    assert "same samples: True" in out
+    assert "of the bandwidth roofline" in out and "% of the peak" in out

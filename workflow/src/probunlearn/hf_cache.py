@@ -17,6 +17,16 @@ class BufferLayer(DynamicLayer):
         self.is_initialized = True
         self._views()
 
+    @classmethod
+    def filled(cls, keys: torch.Tensor, values: torch.Tensor, capacity: int) -> BufferLayer:
+        """A layer holding (rows, heads, width, head_dim) ``keys``/``values``, room for ``capacity``."""
+        rows, heads, width, dim = keys.shape
+        kbuf = keys.new_empty((rows, heads, capacity, dim))
+        vbuf = values.new_empty((rows, heads, capacity, dim))
+        kbuf[:, :, :width] = keys
+        vbuf[:, :, :width] = values
+        return cls(kbuf, vbuf, width)
+
     def _views(self) -> None:
         self.keys = self.kbuf[:, :, : self.length]
         self.values = self.vbuf[:, :, : self.length]
