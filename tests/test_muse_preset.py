@@ -83,7 +83,7 @@ def test_continuation_rows_and_bad_articles():
     from probunlearn.muse_corpus import continuation_rows
 
     rows = continuation_rows(["one two three four five six"], 3, 2)
-    assert rows.row(0, named=True)["question"] == "one two three"
+    assert rows.row(0, named=True)["question"] == "one two three "
     assert rows["answer"][0] == "four five"
     assert (rows["core_start"][0], rows["core_end"][0]) == (0, len("four five"))
     with pytest.raises(ValueError, match="holdout article 1: 2 words"):
@@ -153,6 +153,21 @@ def test_muse_rouge_is_rouge_scores_without_stemming():
         muse_greedy_scores(rows, greedy.head(1), "knowmem_forget")
 
 
+def test_clean_up_is_transformers_and_the_verbmem_reference_is_cut_to_128_tokens():
+    from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+
+    from probunlearn.muse_eval import clean_up_tokenization, verbmem_reference
+
+    text = "He said , do n't go . I 'm sure ' it ' s fine ? yes ! they 're , we 've , he 's"
+    # an instance method that uses no state of the instance
+    assert clean_up_tokenization(text) == PreTrainedTokenizerBase.clean_up_tokenization(None, text)
+    tok = _tokenizer(["word"] * 50)
+    gt = " ".join(["word"] * 300)
+    ref = verbmem_reference(tok, gt)
+    # BOS is one of MUSE's 128 ids: 127 tokens of the continuation remain
+    assert len(tok(ref, add_special_tokens=False)["input_ids"]) == 127
+
+
 # ---- the preset ----------------------------------------------------------------------------------
 
 
@@ -219,6 +234,8 @@ def test_muse_preset_runs_end_to_end(root, default_config, tmp_path, muse_dir, m
                        "news_retain", "holdout")}  # fmt: skip
     assert sizes == {"knowmem_forget": 4, "knowmem_retain": 4, "verbmem_forget": 3, "news": 3,
                      "news_retain": 3, "holdout": 4}  # fmt: skip
+    # D_v's prompts end in the space before their answers (DCUE encodes prompt + answer as is)
+    assert pl.read_parquet(out / "data/holdout.parquet")["question"].str.ends_with(" ").all()
     table = pl.read_csv(out / "tables/muse.csv")
     print(table)
     models = ["target", "npo-news-f0-r0"]

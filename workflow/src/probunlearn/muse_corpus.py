@@ -99,8 +99,8 @@ def verbmem_rows(source: str | os.PathLike, size: int | None = None) -> pl.DataF
 def continuation_rows(
     texts: Sequence[str], prompt_words: int, answer_words: int, prefix: str = "muse-holdout"
 ) -> pl.DataFrame:
-    """One row per article: its first ``prompt_words`` words as the prompt and the next
-    ``answer_words`` words as the answer (the core span: all of it). Articles too short are an error
+    """One row per article: its first ``prompt_words`` words (and the space after them) as the
+    prompt and the next ``answer_words`` words as the answer (the core span: all of it). Articles too short are an error
     naming the article."""
     rows = []
     for i, text in enumerate(texts):
@@ -114,7 +114,8 @@ def continuation_rows(
         rows.append(
             make_row(
                 id=f"{prefix}-{i}",
-                question=" ".join(words[:prompt_words]),
+                # the prompt ends in the space before the answer: prompt + answer is the text
+                question=" ".join(words[:prompt_words]) + " ",
                 answer=answer,
                 core=(0, len(answer)),
                 kind="muse_holdout",

@@ -23,7 +23,13 @@ from probunlearn.io import write_csv
 from probunlearn.muse import KNOWMEM_STOPS, MAX_NEW_TOKENS, cut_at_stops
 from probunlearn.scoring import rouge_l
 
-__all__ = ["TABLE_METRICS", "muse_greedy_scores", "muse_table", "verbmem_reference"]
+__all__ = [
+    "TABLE_METRICS",
+    "clean_up_tokenization",
+    "muse_greedy_scores",
+    "muse_table",
+    "verbmem_reference",
+]
 
 TABLE_METRICS = {
     "muse_rougeL_f1": "greedy_rougeL_f1 (MUSE)",
@@ -39,13 +45,25 @@ TABLE_METRICS = {
 """Metric of the long table -> column of the MUSE table, in order."""
 
 
+_CLEAN_UP = (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't")
+_CLEAN_UP += (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")
+
+
+def clean_up_tokenization(text: str) -> str:
+    """transformers' ``clean_up_tokenization`` (the spaces before punctuation and contractions that
+    ``decode(..., clean_up_tokenization_spaces=True)`` removes), which MUSE's decoding applies."""
+    for a, b in _CLEAN_UP:
+        text = text.replace(a, b)
+    return text
+
+
 def verbmem_reference(
     tokenizer, gt: str, max_tokens: int = MAX_NEW_TOKENS["verbmem_forget"]
 ) -> str:
     """MUSE's verbmem reference: ``gt`` tokenised with the tokenizer's special tokens, cut to its first
-    ``max_tokens`` ids, decoded without special tokens."""
+    ``max_tokens`` ids, decoded without special tokens and with transformers' clean-up."""
     ids = tokenizer(gt, add_special_tokens=True)["input_ids"][:max_tokens]
-    return tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+    return clean_up_tokenization(tokenizer.decode(ids, skip_special_tokens=True))
 
 
 def muse_greedy_scores(
