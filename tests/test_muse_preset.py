@@ -281,3 +281,23 @@ def test_unlearning_on_chunks_counts_muses_chunks(tmp_path):
     assert hist[-1]["forget_nll"] > hist[0]["forget_nll"]  # gradient ascent on the forget chunks
     with pytest.raises(ValueError, match="corpus"):
         unlearn(target, forget, retain, tmp_path / "idk", method="idk", refusals=["No."], **kw)
+
+
+def test_constant_schedule_is_transformers():
+    import torch
+    from transformers import get_constant_schedule_with_warmup
+
+    from probunlearn.unlearning import constant_schedule
+
+    def lrs(make) -> list[float]:
+        opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.5)
+        sched, out = make(opt), []
+        for _ in range(8):
+            out.append(sched.get_last_lr()[0])
+            opt.step()
+            sched.step()
+        return out
+
+    ours = lrs(lambda o: constant_schedule(o, 3))
+    assert ours == lrs(lambda o: get_constant_schedule_with_warmup(o, 3))
+    assert ours[:4] == [0.0, 0.5 / 3, 1.0 / 3, 0.5] and set(ours[3:]) == {0.5}
