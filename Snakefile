@@ -17,6 +17,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/muse.smk"
 
 
 rule all:

@@ -531,7 +531,7 @@ def test_muse_sets_templates_and_stops():
     verb = muse.load_muse("verbmem_forget", MUSE)
     assert verb.height == 100 and verb["keywords"].list.len().max() == 0
     tpl = muse.template("knowmem_forget", MUSE)
-    assert tpl.count("Question: ") == 11 and tpl.endswith("Question: {question}\nAnswer:")
+    assert tpl.count("Question: ") == 11 and tpl.endswith("Question: {question}\nAnswer: ")
     assert tpl.format(question="Q?").count("\n\n") == 10
     assert muse.template("verbmem_forget", MUSE) == "{question}"
     assert muse.cut_at_stops(" 1472\n\nQuestion: next") == " 1472"

@@ -35,6 +35,9 @@ PRESET_JOBS = {
                   "score": 1, "fig3a": 1},
     "jbb-alignment": {"fetch_data": 2, "fetch_model": 4, "run_config": 1, "benchmark_sets": 1,
                       "sample_shard": 24, "score": 6, "fig6": 1},
+    "muse-news": {"fetch_data": 8, "fetch_model": 2, "run_config": 1, "benchmark_sets": 1,
+                  "sample_shard": 90, "unlearn": 4, "muse_eval": 6, "score": 18, "dcue": 4,
+                  "metrics_table": 1, "muse_table": 1},
 }  # fmt: skip
 
 

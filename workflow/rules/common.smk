@@ -6,6 +6,7 @@ import re
 from probunlearn.checkpoints import spec_identity
 from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
+from probunlearn.dag.design import MUSE_LOGPROB
 from probunlearn.dag.naming import UNLEARNED_PATTERN, retain_split
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present
 from probunlearn.evalsets import RETAIN_OF, WORLD_SETS

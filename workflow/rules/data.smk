@@ -66,7 +66,7 @@ else:
         log:
             P.resource_log("fetch_data", "{dataset}", "{file}"),
         wildcard_constraints:
-            dataset="tofu|jbb|hp_qa",
+            dataset="tofu|jbb|hp_qa|muse",
         conda:
             "../../envs/analysis.yaml"
         params:

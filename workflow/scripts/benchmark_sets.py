@@ -9,7 +9,7 @@ sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     sources = {
         ds: Path(getattr(sm.input, ds)[0]).parent
-        for ds in ("tofu", "hp_qa", "jbb")
+        for ds in ("tofu", "hp_qa", "jbb", "muse")
         if hasattr(sm.input, ds)
     }
     build_benchmark_sets(sm.params.benchmarks, sources, Path(sm.output[0]).parent)

@@ -6,7 +6,10 @@ A preset's ``benchmarks`` config names which real data sets feed which of the wo
   authors), ``holdout`` (TOFU's holdout set of the largest forget split), ``real_authors`` and
   ``world_facts`` (their perturbed files, which carry the options of TOFU's normalised probability);
 - ``hp_qa`` → ``saga`` (question + keywords, the keyword judge);
-- ``jbb`` → ``harmful`` and ``benign`` (the 100 + 100 behaviors, the harm judge).
+- ``jbb`` → ``harmful`` and ``benign`` (the 100 + 100 behaviors, the harm judge);
+- ``muse`` (MUSE-News, :mod:`probunlearn.muse_corpus`) → ``knowmem_forget``, ``knowmem_retain``,
+  ``verbmem_forget`` (MUSE's prompts), ``news`` and ``news_retain`` (the raw forget and retain1
+  corpora, unlearning data) and ``holdout`` (continuations of holdout articles: DCUE's D_v).
 
 ``retain_authors`` keeps a subset of TOFU: the first k retain authors plus the forget authors of the
 largest forget split (the last authors of ``full``, as TOFU's forget splits are), so that a CPU run can
@@ -30,6 +33,8 @@ from probunlearn.io import write_parquet
 
 __all__ = [
     "DATASET_SETS",
+    "MUSE_SAMPLED",
+    "MUSE_SETS",
     "benchmark_sets",
     "benchmark_sizes",
     "build_benchmark_sets",
@@ -42,6 +47,10 @@ FORGET_AUTHORS = {"forget01": 2, "forget05": 10, "forget10": 20}
 RETAIN_PERTURBED_ROWS = 400  # retain_perturbed holds the first 400 rows of full (authors 0-19)
 SIZES = {"real_authors": 100, "world_facts": 117, "saga": 54, "harmful": 100, "benign": 100}
 DATASET_SETS = {"hp_qa": ("saga",), "jbb": ("harmful", "benign")}
+MUSE_SETS = ("knowmem_forget", "knowmem_retain", "verbmem_forget", "news", "news_retain", "holdout")
+"""The eval sets of ``benchmarks.muse``; ``news``/``news_retain`` are the raw forget/retain1 corpora."""
+MUSE_SAMPLED = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
+"""MUSE's own evaluation sets: answered greedily (MUSE's metrics) and sampled."""
 
 
 def _tofu_plan(tofu: Mapping) -> tuple[str, int, int]:
@@ -87,6 +96,8 @@ def benchmark_sets(cfg: Mapping) -> list[str]:
     for ds, sets in DATASET_SETS.items():
         if cfg.get(ds):
             names += list(sets)
+    if cfg.get("muse"):
+        names += list(MUSE_SETS)
     return names
 
 
@@ -108,7 +119,48 @@ def benchmark_sizes(cfg: Mapping) -> dict[str, int]:
     for ds, sets in DATASET_SETS.items():
         if cfg.get(ds):
             sizes.update({s: SIZES[s] for s in sets})
+    if cfg.get("muse"):
+        sizes.update(_muse_sizes(cfg["muse"]))
     return sizes
+
+
+def _muse_sizes(spec: Mapping) -> dict[str, int]:
+    from probunlearn import muse_corpus as mc
+
+    def cap(key: str, full: int) -> int:
+        k = spec.get(key)
+        if k is not None and not 1 <= int(k) <= full:
+            raise ValueError(f"benchmarks.muse.{key}: expected 1..{full}, got {k}")
+        return full if k is None else int(k)
+
+    knowmem = cap("knowmem_size", mc.KNOWMEM_ROWS)
+    return {
+        "knowmem_forget": knowmem,
+        "knowmem_retain": knowmem,
+        "verbmem_forget": cap("verbmem_size", mc.VERBMEM_ROWS),
+        "news": cap("corpus_articles", mc.RAW_ROWS["forget"]),
+        "news_retain": cap("corpus_articles", mc.RAW_ROWS["retain1"]),
+        "holdout": cap("holdout_size", mc.RAW_ROWS["holdout"]),
+    }
+
+
+def _muse_sets(spec: Mapping, source: Path) -> dict[str, pl.DataFrame]:
+    from probunlearn import muse_corpus as mc
+
+    size = _muse_sizes(spec)
+    holdout = mc.load_raw("holdout", source, size["holdout"])
+    return {
+        "knowmem_forget": mc.knowmem_rows("knowmem_forget", source, size["knowmem_forget"]),
+        "knowmem_retain": mc.knowmem_rows("knowmem_retain", source, size["knowmem_retain"]),
+        "verbmem_forget": mc.verbmem_rows(source, size["verbmem_forget"]),
+        "news": mc.corpus_rows("forget", mc.load_raw("forget", source, size["news"])),
+        "news_retain": mc.corpus_rows(
+            "retain1", mc.load_raw("retain1", source, size["news_retain"])
+        ),
+        "holdout": mc.continuation_rows(
+            holdout, int(spec["holdout_prompt_words"]), int(spec["holdout_answer_words"])
+        ),
+    }
 
 
 def _tofu_sets(tofu: Mapping, source: Path) -> dict[str, pl.DataFrame]:
@@ -139,7 +191,7 @@ def build_benchmark_sets(
 ) -> dict[str, Path]:
     """Write ``<out_dir>/<set>.parquet`` for every set of ``cfg`` (and an empty ``pretrain.parquet``).
 
-    ``sources``: data set name (``tofu``, ``hp_qa``, ``jbb``) → the directory its files were fetched to
+    ``sources``: data set name (``tofu``, ``hp_qa``, ``jbb``, ``muse``) → the directory its files were fetched to
     (resources/data/<name>). Raises ValueError if a set does not have the rows the config implies.
     """
     out_dir = Path(out_dir)
@@ -151,6 +203,8 @@ def build_benchmark_sets(
     if cfg.get("jbb"):
         for kind in ("harmful", "benign"):
             sets[kind] = loaders.load_jbb(kind, sources["jbb"])
+    if cfg.get("muse"):
+        sets.update(_muse_sets(cfg["muse"], Path(sources["muse"])))
     expected = benchmark_sizes(cfg)
     for name, n in expected.items():
         if sets[name].height != n:

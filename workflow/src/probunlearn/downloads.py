@@ -119,6 +119,9 @@ class RemoteFile:
     sha256: str | None = None
     rows: int | None = None
     local_names: tuple[str, ...] = ()  # names accepted in a local copy, besides ``name``
+    # a hub parquet file stored as JSON: these columns as a list of objects (one column ``text``: a
+    # list of strings), the format of the local copy (MUSE-News)
+    json_columns: tuple[str, ...] = ()
 
     def origin(self, revision: str | None = None) -> str:
         if self.url is not None:
@@ -158,6 +161,64 @@ def _jbb_file(kind: str) -> RemoteFile:
     )
 
 
+# MUSE-News on the hub: one parquet file per (config, split) as the hub's dataset viewer lays them out
+# (``{config}/{split}-00000-of-00001.parquet``), stored locally as the JSON of ../shared/data/muse_news
+MUSE_REPO = "muse-bench/MUSE-News"
+MUSE_REVISION = "main"
+MUSE_FILES = {
+    # key: (local name, hub config, hub split, rows, columns, other local names)
+    "knowmem_forget_qa": (
+        "knowmem_forget_qa.json",
+        "knowmem",
+        "forget_qa",
+        100,
+        ("question", "answer"),
+        (),
+    ),
+    "knowmem_forget_qa_icl": (
+        "knowmem_forget_qa_icl.json",
+        "knowmem",
+        "forget_qa_icl",
+        10,
+        ("question", "answer"),
+        (),
+    ),
+    "knowmem_retain_qa": (
+        "knowmem_retain_qa.json",
+        "knowmem",
+        "retain_qa",
+        100,
+        ("question", "answer"),
+        ("knowmem_retain2_qa.json",),
+    ),
+    "knowmem_retain_qa_icl": (
+        "knowmem_retain_qa_icl.json",
+        "knowmem",
+        "retain_qa_icl",
+        10,
+        ("question", "answer"),
+        ("knowmem_retain2_qa_icl.json",),
+    ),
+    "verbmem_forget": ("verbmem_forget.json", "verbmem", "forget", 100, ("prompt", "gt"), ()),
+    "raw_forget": ("raw_forget.json", "raw", "forget", 889, ("text",), ()),
+    "raw_retain1": ("raw_retain1.json", "raw", "retain1", 1777, ("text",), ()),
+    "raw_holdout": ("raw_holdout.json", "raw", "holdout", 3043, ("text",), ()),
+}
+
+
+def _muse_file(key: str) -> RemoteFile:
+    name, config, split, rows, columns, local = MUSE_FILES[key]
+    return RemoteFile(
+        name=name,
+        repo_id=MUSE_REPO,
+        filename=f"{config}/{split}-00000-of-00001.parquet",
+        revision=MUSE_REVISION,
+        rows=rows,
+        local_names=local,
+        json_columns=columns,
+    )
+
+
 DATASETS: dict[str, Dataset] = {
     "tofu": Dataset(
         name="tofu",
@@ -183,6 +244,13 @@ DATASETS: dict[str, Dataset] = {
         default=("hp_qa",),
         where=f"{HP_QA_URL} (github.com/SchwinnL/LLM_Embedding_Attack)",
         local_copy="../shared/data/hp_qa",
+    ),
+    "muse": Dataset(
+        name="muse",
+        files={k: _muse_file(k) for k in MUSE_FILES},
+        default=tuple(MUSE_FILES),
+        where=f"the hub data set {MUSE_REPO} (configs knowmem, verbmem and raw, one parquet per split)",
+        local_copy="../shared/data/muse_news",
     ),
 }
 
@@ -266,7 +334,26 @@ def count_rows(path: str | os.PathLike, kind: str | None = None) -> int:
     kind = kind or ("csv" if path.suffix.lower() == ".csv" else "json")
     if kind == "csv":
         return len(loaders.read_csv_rows(path)) - 1
+    strings = _json_string_array(path)
+    if strings is not None:
+        return strings
     return len(loaders.read_json_records(path))
+
+
+def _json_string_array(path: Path) -> int | None:
+    """Items of a JSON array of strings (MUSE's raw corpora), or None for any other file."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read(64).lstrip()[:2] not in ('["', "[ ", "[\n"):
+                return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if isinstance(data, list) and data and all(isinstance(x, str) for x in data):
+        return len(data)
+    return None
 
 
 def verify(
@@ -382,11 +469,13 @@ def fetch_hub_file(
     repo_type: str = "dataset",
     sha256: str | None = None,
     rows: int | None = None,
+    json_columns: Sequence[str] = (),
 ) -> Path:
     """One file of a hub repository at ``revision``, copied to ``dest`` (verified; cached).
 
     The file is downloaded into the huggingface_hub cache, copied under a temporary name beside ``dest``,
-    verified and renamed. Raises :class:`OfflineError` when the hub cannot be reached.
+    verified and renamed. ``json_columns``: the file is parquet and is stored as JSON (those columns,
+    :func:`parquet_to_json`). Raises :class:`OfflineError` when the hub cannot be reached.
     """
     dest = Path(dest)
     if dest.is_file():
@@ -401,10 +490,30 @@ def fetch_hub_file(
         raise OfflineError(f"{e}: put the file at {dest} by hand") from e
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_beside(dest)
-    shutil.copyfile(cached, tmp)
+    if json_columns:
+        parquet_to_json(cached, tmp, json_columns)
+    else:
+        shutil.copyfile(cached, tmp)
     return _install(
         tmp, dest, sha256, rows, f"{dest} (from {repo_id}/{filename} at revision {revision})"
     )
+
+
+def parquet_to_json(
+    src: str | os.PathLike, dest: str | os.PathLike, columns: Sequence[str]
+) -> None:
+    """A parquet file's ``columns`` as a JSON array: of strings for the one column ``text``, else of
+    objects; a missing column is named."""
+    import json
+
+    import polars as pl
+
+    df = pl.read_parquet(src)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise VerificationError(f"{src}: no column(s) {missing}; it has {df.columns}")
+    data = df["text"].to_list() if list(columns) == ["text"] else df.select(columns).to_dicts()
+    Path(dest).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
 def _copy_local(src: Path, dest: Path, spec: RemoteFile) -> Path:
@@ -447,7 +556,7 @@ def fetch_dataset(
     source: str | os.PathLike | None = None,
     revision: str | None = None,
 ) -> dict[str, Path]:
-    """Fetch the files of data set ``name`` (``tofu``, ``jbb``, ``hp_qa``) into ``dest_dir``.
+    """Fetch the files of data set ``name`` (``tofu``, ``jbb``, ``hp_qa``, ``muse``) into ``dest_dir``.
 
     ``files``: keys of ``DATASETS[name].files`` (TOFU: config names; JBB: ``harmful``/``benign``); by
     default ``DATASETS[name].default``. ``source``: a local directory to copy them from instead of the
@@ -499,6 +608,7 @@ def fetch_dataset(
                     repo_type=spec.repo_type,
                     sha256=spec.sha256,
                     rows=spec.rows,
+                    json_columns=spec.json_columns,
                 )
         except OfflineError as e:
             missing = [ds.files[m] for m in todo[i:]]

@@ -6,7 +6,8 @@ Files (a local directory laid out like ../shared/data/muse_news, from the hub da
 file ``*_icl.json`` of 10 few-shot pairs; ``verbmem_forget.json`` (``prompt``, ``gt``). MUSE's own
 evaluation, as its code (swj0419/muse_bench, metrics/knowmem.py and verbmem.py) does it:
 
-* knowmem: the few-shot prefix ``Question: {q}\\nAnswer: {a}\\n\\n`` per ICL pair, then the question;
+* knowmem: the few-shot prefix ``Question: {q}\\nAnswer: {a}\\n\\n`` per ICL pair, then
+  ``Question: {question}\\nAnswer: `` (with MUSE's trailing space);
   greedy, 32 new tokens, the answer cut at the first ``\\n\\n``, ``\\nQuestion`` or ``Question:``;
 * verbmem: the article prefix as the prompt, 128 new tokens, scored against the true continuation.
 
@@ -97,7 +98,7 @@ def template(name: str, source: str | os.PathLike | None) -> str:
     prefix = "".join(
         f"Question: {esc(o['question'])}\nAnswer: {esc(o['answer'])}\n\n" for o in pairs
     )
-    return prefix + "Question: {question}\nAnswer:"
+    return prefix + "Question: {question}\nAnswer: "
 
 
 def cut_at_stops(text: str, stops: tuple[str, ...] = KNOWMEM_STOPS) -> str:

@@ -138,6 +138,18 @@ def add_lora(model: nn.Module, lora: dict, layers: Sequence[int] | None = None) 
     return get_peft_model(model, config)
 
 
+def constant_schedule(
+    optimizer: torch.optim.Optimizer, warmup: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warmup over ``warmup`` steps, then the peak learning rate: the factor of transformers'
+    ``get_constant_schedule_with_warmup`` (MUSE's ``lr_scheduler_type='constant'`` has no warmup)."""
+
+    def factor(step: int) -> float:
+        return float(step) / float(max(1.0, warmup)) if step < warmup else 1.0
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
 # --------------------------------------------------------------------------- the objective
 
 
@@ -292,6 +304,8 @@ def unlearn(
     lora: dict | None = None,
     gamma: float = 0.0,
     refusals: Sequence[str] | None = None,
+    chunk_length: int | None = None,
+    lr_schedule: str = "cosine",
 ) -> dict:
     """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
 
@@ -303,6 +317,11 @@ def unlearn(
     RMU's adapter sits on its layers ``rmu_params`` only.
 
     ``forget``/``retain`` have columns ``question`` and ``answer`` (others are ignored).
+    ``chunk_length`` (MUSE): they are corpora instead, one text per row in ``answer``, cut into
+    MUSE's chunks of ``chunk_length`` tokens (:func:`probunlearn.muse_corpus.chunk_corpus`), every
+    token after BOS a label; an epoch is one pass over the forget chunks, each paired with a retain
+    chunk as a question is paired with a retain question. IDK and DPO need questions and refuse it.
+    ``lr_schedule``: ``"cosine"`` (TOFU, the paper) or ``"constant"`` (MUSE), both after the warmup.
 
     Methods (losses in :mod:`probunlearn.losses`):
     - ``"ga"``: ``-CE(forget)``; ``"gd"``: ``retain_weight·CE(retain) - CE(forget)``;
@@ -372,6 +391,12 @@ def unlearn(
         raise ValueError(f"retain_weight must be >= 0, got {retain_weight}")
     if base == "rmu" and rmu_alpha < 0:
         raise ValueError(f"rmu_alpha must be >= 0, got {rmu_alpha}")
+    if lr_schedule not in ("cosine", "constant"):
+        raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
+    if chunk_length is not None and base in REFUSAL_METHODS:
+        raise ValueError(
+            f"method {method!r} trains refusal answers to questions; a corpus (chunk_length) has none"
+        )
     _check_rows(forget, "forget")
     if forget.height == 0:
         raise ValueError("the forget split is empty")
@@ -438,27 +463,41 @@ def unlearn(
         ],
         lr=lr,
     )
-    n_f, n_r = forget.height, retain.height
+    fq, fa = forget["question"].to_list(), forget["answer"].to_list()
+    rq = retain["question"].to_list() if retain.height else []
+    ra = retain["answer"].to_list() if retain.height else []
+    if chunk_length is None:
+        f_items: list = list(zip(fq, fa, strict=True))
+        r_items: list = list(zip(rq, ra, strict=True))
+    else:
+        from probunlearn.muse_corpus import chunk_corpus
+
+        f_items = chunk_corpus(tokenizer, fa, int(chunk_length))
+        r_items = chunk_corpus(tokenizer, ra, int(chunk_length)) if ra else []
+    n_f, n_r = len(f_items), len(r_items)
     steps_per_epoch = math.ceil(n_f / batch_size)
     total_steps = steps_per_epoch * int(epochs)
     warmup_steps = math.ceil(warmup_ratio * total_steps)
-    scheduler = training.cosine_schedule(optimizer, warmup_steps, total_steps)
+    if lr_schedule == "constant":
+        scheduler = constant_schedule(optimizer, warmup_steps)
+    else:
+        scheduler = training.cosine_schedule(optimizer, warmup_steps, total_steps)
 
-    fq, fa = forget["question"].to_list(), forget["answer"].to_list()
-    rq = retain["question"].to_list() if n_r else []
-    ra = retain["answer"].to_list() if n_r else []
-
-    def encode(qs: list[str], as_: list[str]) -> dict:
-        b = qa.encode_qa(tokenizer, qs, as_, template=template, max_length=max_length)
+    def encode(items: list) -> dict:
+        if chunk_length is None:
+            qs, as_ = [q for q, _ in items], [a for _, a in items]
+            b = qa.encode_qa(tokenizer, qs, as_, template=template, max_length=max_length)
+        else:  # equal-length chunks: no padding, every token a label (BOS is never predicted)
+            ids = torch.tensor(items, dtype=torch.long)
+            b = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
         return {k: v.to(dev) for k, v in b.items()}
 
     def batch_pair(idx: torch.Tensor, pair: torch.Tensor | None) -> tuple[dict, dict | None]:
         ids = idx.tolist()
-        fb = encode([fq[i] for i in ids], [fa[i] for i in ids])
+        fb = encode([f_items[i] for i in ids])
         if pair is None:
             return fb, None
-        rids = pair[idx].tolist()
-        return fb, encode([rq[i] for i in rids], [ra[i] for i in rids])
+        return fb, encode([r_items[i] for i in pair[idx].tolist()])
 
     gen = torch.Generator().manual_seed(int(seed))
     eval_gen = torch.Generator().manual_seed(int(seed) + 7919)
@@ -472,8 +511,7 @@ def unlearn(
     def idk_batch(idx: torch.Tensor, pick: torch.Tensor | None) -> dict | None:
         if pick is None:
             return None
-        ids = idx.tolist()
-        return encode([fq[i] for i in ids], [idk[int(pick[i])] for i in ids])
+        return encode([(fq[i], idk[int(pick[i])]) for i in idx.tolist()])
 
     @torch.no_grad()
     def evaluate(epoch: int, train_loss: float) -> dict:

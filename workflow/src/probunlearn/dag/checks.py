@@ -43,6 +43,14 @@ def check_config(config: Mapping) -> None:
             "config: benchmarks.tofu needs a real model to fine-tune: set models.pretrained "
             "(the synthetic pretraining runs on the synthetic world only)"
         )
+    if "muse" in experiments:
+        if not (bench and bench.get("muse")) or not config.get("muse"):
+            raise ValueError(
+                "config experiments: 'muse' needs benchmarks.muse (the data) and the section muse"
+            )
+        absent = [m for m in ["target", *config["muse"]["models"]] if m not in hub]
+        if absent:
+            raise ValueError(f"config muse.models: {absent} must be real models named in `models`")
     judge = config["judge"]
     if judge["harm"] == "harmbench" and judge["model"] not in hub:
         raise ValueError(

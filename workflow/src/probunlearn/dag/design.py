@@ -19,7 +19,13 @@ from probunlearn.dag.naming import (
     unlearned_name,
 )
 from probunlearn.dag.paths import Paths
-from probunlearn.evalsets import FORGET_SPLITS, REQUEST_SETS, UTILITY_SETS, WORLD_SETS
+from probunlearn.evalsets import (
+    DCUE_FORGET,
+    FORGET_SPLITS,
+    REQUEST_SETS,
+    UTILITY_SETS,
+    WORLD_SETS,
+)
 
 # sets sampled for the utility of Table 1's models and of the lambda_r sweep (Fig. 5a)
 UTILITY_SAMPLED = ("real_authors", "world_facts")
@@ -37,6 +43,13 @@ EXPERIMENT_OUTPUTS = (
     ("sequential", ["sequential"], []),
 )
 LOGPROB_ORDER = (*FORGET_SPLITS, "retain", "holdout", "real_authors", "world_facts")
+MUSE_SAMPLED = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
+"""MUSE-News's own evaluation sets (benchmarks.MUSE_SAMPLED): greedy (MUSE's metrics) and sampled."""
+MUSE_LOGPROB = ("knowmem_forget", "holdout")
+"""DCUE's D_f and D_v of the MUSE experiment: log-probabilities from rule muse_eval."""
+MUSE_SPLIT = "news"
+LOCAL_DIRS = {"muse": "muse_news"}
+"""A data set's directory in a local copy laid out like ../shared/data, where not its name."""
 
 
 def canon(d: Mapping) -> dict:
@@ -103,7 +116,7 @@ class Design:
         used = {}
         if self.bench.get("tofu"):
             used["tofu"] = tofu_files(self.bench["tofu"])
-        for ds in ("hp_qa", "jbb"):
+        for ds in ("hp_qa", "jbb", "muse"):
             if self.bench.get(ds):
                 used[ds] = DATASETS[ds].default
         return {ds: {DATASETS[ds].files[k].name: k for k in keys} for ds, keys in used.items()}
@@ -112,7 +125,7 @@ class Design:
         """The local copy to take a data set's files from (benchmarks.local/<data set>), or None:
         download."""
         local = self.bench["local"]
-        return os.path.join(local, dataset) if local else None
+        return os.path.join(local, LOCAL_DIRS.get(dataset, dataset)) if local else None
 
     def dataset_revision(self, dataset: str) -> str | None:
         """The pinned revision a benchmark's config names, or None: the loader's default."""
@@ -217,6 +230,7 @@ class Design:
             names.add(self.saga_model)
         if "lambda_r" in self.experiments:
             names.add(self.lambda_r_baseline())
+        names |= set(self.muse_unlearned().values())
         return sorted(names)
 
     def all_models(self) -> list[str]:
@@ -227,11 +241,47 @@ class Design:
         """Models with greedy answers, log-probabilities and TOFU's metrics (experiment `tofu`)."""
         return self.all_models() if "tofu" in self.experiments else []
 
+    # ---- MUSE-News (experiment muse) -----------------------------------------------------------
+    def muse_unlearned(self) -> dict[str, str]:
+        """Method -> model unlearned on MUSE-News's raw forget corpus (split ``news``)."""
+        if "muse" not in self.experiments:
+            return {}
+        return {m: unlearned_name(m, MUSE_SPLIT) for m in self.config["muse"]["methods"]}
+
+    def muse_models(self) -> list[str]:
+        """Models of the MUSE table: the real ones (target, retrained), then the unlearned ones."""
+        if "muse" not in self.experiments:
+            return []
+        return [*self.config["muse"]["models"], *self.muse_unlearned().values()]
+
+    def muse_eval_inputs(self, model: str) -> dict[str, str | list[str]]:
+        """Rule muse_eval: the model, MUSE's sets, their sample shards (the greedy rows), DCUE's sets."""
+        p, setting = self.paths, self.config["muse"]["setting"]
+        return {
+            "model": p.model(model),
+            "sets": [p.data(e) for e in MUSE_SAMPLED],
+            "samples": [s for e in MUSE_SAMPLED for s in self.samples_paths(model, e, setting)],
+            "logprob_sets": [p.data(e) for e in MUSE_LOGPROB],
+        }
+
+    def muse_table_inputs(self) -> list[str]:
+        """Every metrics file the MUSE table reads: MUSE's greedy metrics, the sampled ones, DCUE."""
+        p, setting = self.paths, self.config["muse"]["setting"]
+        models = self.muse_models()
+        parts = [p.metrics(m, "muse") for m in models]
+        parts += [p.sampled_metrics(m, e, setting) for m in models for e in MUSE_SAMPLED]
+        parts += [p.metrics(m, "dcue") for m in self.muse_unlearned().values()]
+        return parts
+
     def dcue_models(self) -> list[str]:
         """Unlearned models of the author splits (DCUE needs core spans and a holdout set)."""
         if "dcue" not in self.experiments:
             return []
-        return [m for m in self.unlearned_models() if parse_unlearned(m)["split"] != "saga"]
+        return [
+            m
+            for m in self.unlearned_models()
+            if parse_unlearned(m)["split"] not in ("saga", MUSE_SPLIT)
+        ]
 
     def postfinetune_models(self) -> list[str]:
         """Table 1 models whose forget quality and DCUE are re-measured after a short fine-tune."""
@@ -261,10 +311,12 @@ class Design:
     def unlearn_hparams(self, model: str) -> dict:
         """Shared unlearning hparams with the method's overrides applied, and the LoRA settings
         when unlearning.lora is on (absent when off, so the params of a full run do not change)."""
-        method = parse_unlearned(model)["method"]
-        out = {**self.ul["hparams"], **self.ul["overrides"].get(method, {})}
+        recipe = parse_unlearned(model)
+        out = {**self.ul["hparams"], **self.ul["overrides"].get(recipe["method"], {})}
         if self.ul.get("lora"):
             out["lora"] = canon(self.ul["lora"])
+        if recipe["split"] == MUSE_SPLIT:  # a corpus: MUSE's chunks
+            out["chunk_length"] = self.config["muse"]["max_len"]
         return canon(out)
 
     def refusal_inputs(self, model: str) -> dict[str, str]:
@@ -319,6 +371,9 @@ class Design:
         if "saga" in self.experiments:
             runs.add((self.saga_model, "saga", "main"))
         runs |= {(m, split, "seq") for m in self.sequential_models().values()}
+        if "muse" in self.experiments:
+            setting = self.config["muse"]["setting"]
+            runs |= {(m, e, setting) for m in self.muse_models() for e in MUSE_SAMPLED}
         if "alignment" in self.experiments:
             al = self.config["alignment"]
             runs |= {(m, e, "main") for m in al["models"] for e in al["sets"]}
@@ -339,9 +394,22 @@ class Design:
         return None if seq is None else {**seq, "alpha": self.config["bounds"]["alpha"]}
 
     def max_new_tokens(self, evalset: str) -> int:
-        """Answer length: longer for the request sets."""
+        """Answer length: longer for the request sets; MUSE's own for its sets (32 knowmem, 128
+        verbmem)."""
+        if evalset in MUSE_SAMPLED and "muse" in self.experiments:
+            from probunlearn.muse import MAX_NEW_TOKENS
+
+            return MAX_NEW_TOKENS[evalset]
         s = self.config["sampling"]
         return s["max_new_tokens_requests"] if evalset in REQUEST_SETS else s["max_new_tokens"]
+
+    def stops(self, evalset: str) -> list[str]:
+        """Strings an answer is cut at (MUSE's knowmem post-processing), else none."""
+        if evalset.startswith("knowmem") and "muse" in self.experiments:
+            from probunlearn.muse import KNOWMEM_STOPS
+
+            return list(KNOWMEM_STOPS)
+        return []
 
     def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
         """Every value that changes a shard's samples, as one dict (Snakemake compares a rule's
@@ -350,8 +418,10 @@ class Design:
         cfg, s = self.config, self.config["sampling"]
         chosen = self.sampling_setting(setting)
         seq = self.sequential_params(setting)
+        stops = self.stops(evalset)
         return canon(
             ({} if seq is None else {"sequential": canon(seq)})
+            | ({"stops": stops} if stops else {})
             | {
                 "n": chosen["n"],
                 "temperature": chosen["temperature"],
@@ -429,12 +499,13 @@ class Design:
     def dcue_inputs(self, model: str) -> dict[str, str]:
         """Log-probabilities of the target and the model on the forget split and the holdout set."""
         p, split = self.paths, parse_unlearned(model)["split"]
+        fset = DCUE_FORGET.get(split, split)  # MUSE: the knowmem forget QA, not the corpus
         return {
-            "orig_forget": p.logprobs("target", split),
-            "unl_forget": p.logprobs(model, split),
+            "orig_forget": p.logprobs("target", fset),
+            "unl_forget": p.logprobs(model, fset),
             "orig_val": p.logprobs("target", "holdout"),
             "unl_val": p.logprobs(model, "holdout"),
-            "forget_rows": p.data(split),
+            "forget_rows": p.data(fset),
             "val_rows": p.data("holdout"),
         }
 
@@ -472,6 +543,9 @@ class Design:
         if "dcue" in self.experiments:
             parts += [p.metrics(m, "dcue") for m in self.dcue_models()]
             parts += list(self.postfinetune_parts().values())
+        if "muse" in self.experiments:
+            parts += [p.metrics(m, "muse") for m in self.muse_models()]
+            parts += [p.metrics(m, "dcue") for m in self.muse_unlearned().values()]
         return parts
 
     def expected_jobs(self) -> dict[str, int]:
@@ -484,8 +558,9 @@ class Design:
             "unlearn": len([m for m in self.unlearned_models() if m not in self.hub_models]),
             "evaluate": len(evaluated),
             "tofu_metrics": len(evaluated),
-            "dcue": len(self.dcue_models()),
+            "dcue": len(self.dcue_models()) + len(self.muse_unlearned()),
             "postfinetune": len(self.postfinetune_models()),
+            "muse_eval": len(self.muse_models()),
         }
         return {rule: n for rule, n in counts.items() if n}
 
@@ -595,6 +670,7 @@ class Design:
             ([p.table("table1")] if "table1" in e else [])
             + ([p.table("table2")] if "random_lambdas" in e else [])
             + ([p.table("dcue_vs_fq")] if "dcue" in e else [])
+            + ([p.table("muse")] if "muse" in e else [])
         )
 
     def claims_inputs(self) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """Model names: an unlearned model's name encodes its recipe, ``{method}-{split}-f{lambda_f}-r{lambda_r}``.
 
-For example ``npo_eo-forget10-f1-r0``; the split may be ``saga``. Hyper-parameters shared by every
+For example ``npo_eo-forget10-f1-r0``; the split may be ``saga`` or ``news`` (MUSE-News's raw forget
+corpus). Hyper-parameters shared by every
 unlearned model (lr, epochs, ...) are params of the rule, so a change retrains them all; a changed
 lambda is a new name and trains only that model.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
-from probunlearn.evalsets import RETAIN_OF
+from probunlearn.evalsets import CORPUS_RETAIN, RETAIN_OF
 
 METHOD_LABELS = {
     "rmu": "RMU",
@@ -24,7 +25,7 @@ METHOD_LABELS = {
 }
 """Unlearning method -> its label in the paper's tables."""
 
-UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga)-f[0-9.e+-]+-r[0-9.e+-]+"
+UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga|news)-f[0-9.e+-]+-r[0-9.e+-]+"
 """Regular expression of an unlearned model's name (the rules' wildcard constraint)."""
 _NAME = re.compile(r"([a-z_]+)-([a-z0-9]+)-f([0-9.e+-]+)-r([0-9.e+-]+)")
 
@@ -61,5 +62,7 @@ def model_recipe(model: str, hub_models: Container[str] = ()) -> tuple[str, str]
 
 
 def retain_split(model: str) -> str:
-    """The retain set paired with an unlearned model's forget set (retain90 for the saga)."""
-    return RETAIN_OF.get(parse_unlearned(model)["split"], "retain90")
+    """The retain set paired with an unlearned model's forget set (retain90 for the saga, MUSE's
+    retain1 corpus for ``news``)."""
+    split = parse_unlearned(model)["split"]
+    return {**RETAIN_OF, **CORPUS_RETAIN}.get(split, "retain90")

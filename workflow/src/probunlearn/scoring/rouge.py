@@ -69,12 +69,12 @@ def _final_token(word: str) -> str | None:
     return token if _rouge_tokenize.VALID_TOKEN_RE.match(token) else None
 
 
-def rouge_tokenize(text: str) -> list[str]:
-    """Tokens exactly as rouge_score's ``DefaultTokenizer(use_stemmer=True)`` produces them.
+def rouge_tokenize(text: str, stem: bool = True) -> list[str]:
+    """Tokens exactly as rouge_score's ``DefaultTokenizer(use_stemmer=stem)`` produces them.
 
     Same steps as ``rouge_score.tokenize.tokenize`` (lower-case, every run of characters outside
-    [a-z0-9] becomes a space, split, Porter-stem words longer than 3 characters, keep tokens
-    matching ``^[a-z0-9]+$``), with the per-word result cached.
+    [a-z0-9] becomes a space, split, Porter-stem words longer than 3 characters when ``stem``, keep
+    tokens matching ``^[a-z0-9]+$``), with the per-word result cached.
     """
     cache = _WORD_CACHE
     lowered = text.lower()
@@ -82,6 +82,8 @@ def rouge_tokenize(text: str) -> list[str]:
         words = lowered.encode("ascii").translate(_ASCII_TO_ALNUM).decode("ascii").split()
     else:
         words = _rouge_tokenize.NON_ALPHANUM_RE.sub(" ", lowered).split()
+    if not stem:
+        return [w for w in words if _rouge_tokenize.VALID_TOKEN_RE.match(w)]
     missing = [w for w in words if w not in cache]
     if missing:
         if len(cache) + len(missing) > _WORD_CACHE_MAX:
@@ -108,12 +110,15 @@ def _lcs_length(masks: dict[str, int], full: int, m: int, tokens: Sequence[str])
 
 
 def rouge_l(
-    predictions: Sequence[str], references: Sequence[str], kind: str = "recall"
+    predictions: Sequence[str],
+    references: Sequence[str],
+    kind: str = "recall",
+    stem: bool = True,
 ) -> np.ndarray:
     """ROUGE-L of each prediction against its reference (float64 array, one value per pair).
 
-    Identical to ``RougeScorer(["rougeL"], use_stemmer=True).score(reference, prediction)["rougeL"]``
-    and its ``kind`` attribute: ``"recall"`` = LCS / #reference tokens, ``"precision"`` = LCS /
+    Identical to ``RougeScorer(["rougeL"], use_stemmer=stem).score(reference, prediction)["rougeL"]``
+    (MUSE scores with ``use_stemmer=False``) and its ``kind`` attribute: ``"recall"`` = LCS / #reference tokens, ``"precision"`` = LCS /
     #prediction tokens, ``"fmeasure"`` their harmonic mean. A pair in which either side has no token
     (empty string, only punctuation) scores 0, as in rouge_score.
     """
@@ -141,10 +146,10 @@ def rouge_l(
     for k, (p, r) in enumerate(pair_ids):  # dicts keep insertion order: k is the pair's id
         toks = pred_tokens.get(p)
         if toks is None:
-            toks = pred_tokens[p] = rouge_tokenize(p)
+            toks = pred_tokens[p] = rouge_tokenize(p, stem)
         info = ref_info.get(r)
         if info is None:
-            ref_toks = rouge_tokenize(r)
+            ref_toks = rouge_tokenize(r, stem)
             masks: dict[str, int] = {}
             for pos, t in enumerate(ref_toks):
                 masks[t] = masks.get(t, 0) | (1 << pos)

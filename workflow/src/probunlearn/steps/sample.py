@@ -56,7 +56,9 @@ def run_sampling_shard(
 ) -> None:
     """Sample the eval set's rows [shard·chunk_size, (shard+1)·chunk_size) and write them to ``out_path``.
 
-    ``base``: the base model of a PEFT adapter ``model_path`` (default: the one it names)."""
+    ``base``: the base model of a PEFT adapter ``model_path`` (default: the one it names). A
+    ``stops`` entry of ``sampling_kwargs`` cuts every answer at the first of those strings (MUSE's
+    knowmem), ``n_tokens`` still counting what was generated."""
     total = num_shards(evalset_path, chunk_size)
     if not 0 <= shard < total:
         raise ValueError(
@@ -67,11 +69,17 @@ def run_sampling_shard(
         model_path, revision, dtype, threads, sampling_kwargs.get("device"), base
     )
     sequential = sampling_kwargs.pop("sequential", None)
+    stops = tuple(sampling_kwargs.pop("stops", ()))
     ids = rows["id"].cast(pl.String).to_list()
     if sequential is None:
         df = sample_answers(model, tokenizer, ids, rows["question"].to_list(), **sampling_kwargs)
     else:
         df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, sampling_kwargs)
+    if stops:
+        from probunlearn.muse import cut_at_stops
+
+        cut = [cut_at_stops(t, stops) for t in df["text"].to_list()]
+        df = df.with_columns(pl.Series("text", cut, dtype=pl.String))
     write_parquet(df, out_path)
 
 
