@@ -193,3 +193,44 @@ def test_scripts_take_paths_from_the_rule_not_by_slicing(root):
 def test_common_smk_stays_thin(root):
     lines = (root / "workflow" / "rules" / "common.smk").read_text().splitlines()
     assert len(lines) <= 150, f"common.smk has {len(lines)} lines: move logic to probunlearn.dag"
+
+
+def _script_modules(root: Path) -> dict[str, tuple[str, bool]]:
+    """Each workflow script's library module, and whether its rule runs in the torch environment (a
+    model job), read from the rules in order (a rule names its conda env before its script)."""
+    out: dict[str, tuple[str, bool]] = {}
+    rules = sorted((root / "workflow" / "rules").glob("*.smk"))
+    rules.append(root / "workflow/src/probunlearn/evaluate/workflow/Snakefile")
+    for smk in rules:
+        env = None
+        for line in smk.read_text().splitlines():
+            if m := re.search(r"envs/(\w+)\.yaml", line):
+                env = m.group(1)
+            elif m := re.search(r'"(\.\./)*scripts/(\w+)\.py"', line):
+                script = smk.parent / "scripts" / f"{m.group(2)}.py"
+                if not script.exists():
+                    script = root / "workflow" / "scripts" / f"{m.group(2)}.py"
+                text = script.read_text()
+                lib = re.search(r"^from (probunlearn[\w.]*) import \w+", text, re.M)
+                out[f"{smk.name}:{m.group(2)}"] = (lib.group(1), env == "torch")
+    return out
+
+
+def test_jobs_import_only_what_they_use(root):
+    """A job without a model imports no torch; a model job imports torch but not transformers (the
+    native Llama and tokenizer load the workflow's checkpoints; issue 21's per-job cost)."""
+    import subprocess
+    import sys
+
+    scripts = _script_modules(root)
+    cpu = sorted({m for m, model in scripts.values() if not model})
+    gpu = sorted({m for m, model in scripts.values() if model})
+    assert "probunlearn.steps.sample" in gpu and "probunlearn.sampled_eval" in cpu
+    check = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\n"
+    check += "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    for modules_, want in ((cpu, "False False"), (gpu, "True False")):
+        out = subprocess.run(
+            [sys.executable, "-c", check, *modules_], capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == want, modules_

@@ -1,6 +1,6 @@
 """Rule refusals: the "I don't know" answers of the IDK and DPO unlearning methods."""
 
-from probunlearn.steps.unlearn import run_refusals
+from probunlearn.steps.refusals import run_refusals
 from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821

@@ -112,11 +112,9 @@ class DynamicLayer:
 
 
 class BufferLayer:
-    """A layer writing into a preallocated (rows, capacity, heads, head_dim) buffer: no concat per step.
+    """A layer writing into a preallocated (rows, heads, capacity, head_dim) buffer: no concat per step.
 
-    ``keys``/``values`` are (rows, heads, length, head_dim) views of it, as attention takes them; in this
-    layout the filled part is one block per row, which sdpa's CPU kernel reads about twice as fast as a
-    slice of a (rows, heads, capacity, head_dim) buffer, with the same result."""
+    ``keys``/``values`` are (rows, heads, length, head_dim) views of it."""
 
     def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
         self.kbuf, self.vbuf, self.length = keys, values, length
@@ -126,20 +124,20 @@ class BufferLayer:
     def filled(cls, keys: torch.Tensor, values: torch.Tensor, capacity: int) -> BufferLayer:
         """A layer holding (rows, heads, width, head_dim) ``keys``/``values``, room for ``capacity``."""
         rows, heads, width, dim = keys.shape
-        kbuf = keys.new_empty((rows, capacity, heads, dim))
-        vbuf = values.new_empty((rows, capacity, heads, dim))
-        kbuf[:, :width] = keys.transpose(1, 2)
-        vbuf[:, :width] = values.transpose(1, 2)
+        kbuf = keys.new_empty((rows, heads, capacity, dim))
+        vbuf = values.new_empty((rows, heads, capacity, dim))
+        kbuf[:, :, :width] = keys
+        vbuf[:, :, :width] = values
         return cls(kbuf, vbuf, width)
 
     def _views(self) -> None:
-        self.keys = self.kbuf[:, : self.length].transpose(1, 2)
-        self.values = self.vbuf[:, : self.length].transpose(1, 2)
+        self.keys = self.kbuf[:, :, : self.length]
+        self.values = self.vbuf[:, :, : self.length]
 
     def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         q = k.shape[-2]
-        self.kbuf[:, self.length : self.length + q] = k.transpose(1, 2)
-        self.vbuf[:, self.length : self.length + q] = v.transpose(1, 2)
+        self.kbuf[:, :, self.length : self.length + q] = k
+        self.vbuf[:, :, self.length : self.length + q] = v
         self.length += q
         self._views()
         return self.keys, self.values
@@ -148,11 +146,11 @@ class BufferLayer:
         return self.length
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
+        # copy only the filled positions, straight into fresh buffers (a full copy costs several times more)
         shape = (indices.numel(), *self.kbuf.shape[1:])
         kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
-        n = self.length
-        torch.index_select(self.kbuf[:, :n], 0, indices, out=kbuf[:, :n])
-        torch.index_select(self.vbuf[:, :n], 0, indices, out=vbuf[:, :n])
+        torch.index_select(self.keys, 0, indices, out=kbuf[:, :, : self.length])
+        torch.index_select(self.values, 0, indices, out=vbuf[:, :, : self.length])
         self.kbuf, self.vbuf = kbuf, vbuf
         self._views()
 

@@ -44,7 +44,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import special, stats
 
 from probunlearn import metrics_io
 
@@ -166,6 +165,8 @@ def ks_test(tr_model, tr_reference):
             raise ValueError(f"{name} must be a non-empty 1-D array, got shape {x.shape}")
         if np.any(np.isnan(x)):
             raise ValueError(f"{name} contains NaN")
+    from scipy import stats  # imported on use: the evaluate jobs only generate
+
     return stats.ks_2samp(a, b)
 
 
@@ -177,6 +178,8 @@ def answer_probability(answer_nll, perturbed_nll=None) -> float:
     if perturbed_nll is None:
         return float(np.mean(np.exp(-ans)))
     pert = _options(perturbed_nll, ans.size, "perturbed_nll")
+    from scipy import special
+
     probs = [special.softmax(-np.concatenate([[a], p]))[0] for a, p in zip(ans, pert, strict=True)]
     return float(np.mean(probs))
 
@@ -206,6 +209,8 @@ def model_utility(values: Mapping[str, float]) -> float:
         xs.append(v)
     if min(xs) == 0.0:
         return 0.0
+    from scipy import stats
+
     return float(stats.hmean(xs))
 
 

@@ -9,8 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from probunlearn import metrics_io, models
-from probunlearn.evaluation import logprobs_sets, tofu_format
+from probunlearn import metrics_io
 from probunlearn.io import write_parquet
 from probunlearn.muse_eval import metric_rows, muse_greedy_scores, muse_table
 
@@ -46,6 +45,9 @@ def run_muse_eval(
     """Rule muse_eval: MUSE's ROUGE-L of the model's greedy answers on each MUSE set (from the
     sample shards), and the per-token log-probabilities of DCUE's D_f and D_v with the encoding of
     ``tofu`` (config ``tofu_eval``; the rows' question is the whole prompt)."""
+    from probunlearn import models  # torch on use: rule muse_table imports this module too
+    from probunlearn.evaluation import logprobs_sets, tofu_format
+
     models.set_threads(threads)
     tok = models.load_tokenizer(model_dir)
     greedy = _greedy_rows(sample_paths)
