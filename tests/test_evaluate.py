@@ -53,7 +53,7 @@ def zoo(tmp_path_factory) -> dict[str, Path]:
             models.tiny_llama(len(tok), ARCH, seed=i, tokenizer=tok), tok, root / name
         )
     lora = get_peft_model(
-        models.load_model(str(out["a"])),
+        models.load_model(str(out["a"]), native=False),  # peft wraps transformers models
         LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
     )
     lora.save_pretrained(root / "adapter")
