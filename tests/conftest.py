@@ -88,3 +88,15 @@ def tiny_config(default: dict) -> dict:
 @pytest.fixture()
 def tiny_cfg(default_config) -> dict:
     return tiny_config(default_config)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread for a module: the machine is shared, and spinning OpenMP threads make tiny
+    models slow (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -24,13 +24,7 @@ ALL_QUESTIONS = QUESTIONS + EXTRA_QUESTIONS
 GEN = dict(seed_key="test-model/test-set", max_new_tokens=12, progress=False)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """One torch thread: the machine is shared, and spinning OpenMP threads make tiny models slow."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -72,12 +72,7 @@ CORPUS = [
 ] * 3 + ["Question: Answer: [INST] [/INST]"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _llama_tokenizer() -> PreTrainedTokenizerFast:

@@ -134,7 +134,9 @@ class BufferLayer:
         self.keys = self.kbuf[:, :, : self.length]
         self.values = self.vbuf[:, :, : self.length]
 
-    def update(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(
+        self, k: torch.Tensor, v: torch.Tensor, *_: Any, **__: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         q = k.shape[-2]
         self.kbuf[:, :, self.length : self.length + q] = k
         self.vbuf[:, :, self.length : self.length + q] = v
