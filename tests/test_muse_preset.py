@@ -287,7 +287,7 @@ def test_constant_schedule_is_transformers():
     import torch
     from transformers import get_constant_schedule_with_warmup
 
-    from probunlearn.unlearning import constant_schedule
+    from probunlearn.training import constant_schedule
 
     def lrs(make) -> list[float]:
         opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.5)

@@ -22,16 +22,12 @@ from torch import nn
 
 WEIGHTS = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
-_GENERATION_KEYS = {"bos_token_id", "eos_token_id", "pad_token_id", "transformers_version"}
-_GENERATION_KEYS |= {
-    "_from_model_config",
-    "max_length",
-    "do_sample",
-    "temperature",
-    "top_p",
-    "top_k",
-}
-_GENERATION_KEYS |= {"output_attentions", "output_hidden_states", "use_cache"}
+_GENERATION_KEYS = {
+    "bos_token_id", "eos_token_id", "pad_token_id", "transformers_version", "_from_model_config",
+    "max_length", "do_sample", "temperature", "top_p", "top_k", "output_attentions",
+    "output_hidden_states", "use_cache",
+}  # fmt: skip
+"""generation_config.json keys that do not change greedy decoding."""
 
 
 class Config:
@@ -424,7 +420,7 @@ class LlamaForCausalLM(nn.Module):
         unfinished = torch.ones(input_ids.shape[0], dtype=torch.long, device=input_ids.device)
         step_logits = []
         out = self(input_ids, mask, pos, cache, True, logits_to_keep=1)
-        for _ in range(int(max_new_tokens)):
+        for step in range(int(max_new_tokens)):
             logits = out.logits[:, -1].to(copy=True, dtype=torch.float32, device=input_ids.device)
             if output_logits:
                 step_logits.append(logits)
@@ -434,7 +430,7 @@ class LlamaForCausalLM(nn.Module):
             input_ids = torch.cat([input_ids, nxt[:, None]], dim=-1)
             if eos_ids:
                 unfinished = unfinished & ~torch.isin(nxt, torch.tensor(eos_ids, device=nxt.device))
-            if not bool(unfinished.any()) or _ + 1 == int(max_new_tokens):
+            if not bool(unfinished.any()) or step + 1 == int(max_new_tokens):
                 break
             pos = torch.cat([pos, pos[:, -1:] + 1], dim=-1)
             if mask is not None:

@@ -152,9 +152,6 @@ class Tokenizer:
             out = {k: v[0] for k, v in out.items()}
         return out
 
-    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        return self(text, add_special_tokens=add_special_tokens)["input_ids"]
-
     def tokenize(self, text: str, add_special_tokens: bool = False) -> list[str]:
         return list(self._encode([text], add_special_tokens, None, False)[0].tokens)
 

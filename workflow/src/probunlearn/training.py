@@ -31,6 +31,18 @@ def cosine_schedule(
     )
 
 
+def constant_schedule(
+    optimizer: torch.optim.Optimizer, warmup: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warmup over ``warmup`` steps, then the peak learning rate: the factor of transformers'
+    ``get_constant_schedule_with_warmup`` (MUSE's ``lr_scheduler_type='constant'`` has no warmup)."""
+
+    def factor(step: int) -> float:
+        return float(step) / float(max(1.0, warmup)) if step < warmup else 1.0
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
 def encode_examples(
     tokenizer, examples: Sequence[Example], template: str, loss_on_prompt: bool, max_length: int
 ) -> list[tuple[list[int], list[int]]]:

@@ -138,18 +138,6 @@ def add_lora(model: nn.Module, lora: dict, layers: Sequence[int] | None = None) 
     return get_peft_model(model, config)
 
 
-def constant_schedule(
-    optimizer: torch.optim.Optimizer, warmup: int
-) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warmup over ``warmup`` steps, then the peak learning rate: the factor of transformers'
-    ``get_constant_schedule_with_warmup`` (MUSE's ``lr_scheduler_type='constant'`` has no warmup)."""
-
-    def factor(step: int) -> float:
-        return float(step) / float(max(1.0, warmup)) if step < warmup else 1.0
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-
-
 # --------------------------------------------------------------------------- the objective
 
 
@@ -479,7 +467,7 @@ def unlearn(
     total_steps = steps_per_epoch * int(epochs)
     warmup_steps = math.ceil(warmup_ratio * total_steps)
     if lr_schedule == "constant":
-        scheduler = constant_schedule(optimizer, warmup_steps)
+        scheduler = training.constant_schedule(optimizer, warmup_steps)
     else:
         scheduler = training.cosine_schedule(optimizer, warmup_steps, total_steps)
 
