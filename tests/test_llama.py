@@ -132,6 +132,40 @@ def test_sampler_draws_the_same_samples(pair, tok):
     assert c.equals(d)
 
 
+def test_buffer_layer_grows_selects_and_stops_at_its_limit():
+    """The KV buffer holds what concatenation would, through growth and row selection."""
+    gen = torch.Generator().manual_seed(0)
+    k0, v0 = torch.randn(3, 2, 5, 4, generator=gen), torch.randn(3, 2, 5, 4, generator=gen)
+    layer = llama.BufferLayer.filled(k0, v0, capacity=5 + 9)
+    keys, values = k0, v0
+    for step in range(9):
+        rows = 3 if step < 4 else 2
+        k, v = torch.randn(rows, 2, 1, 4, generator=gen), torch.randn(rows, 2, 1, 4, generator=gen)
+        if step == 4:  # drop row 1
+            idx = torch.tensor([0, 2])
+            layer.batch_select_indices(idx)
+            keys, values = keys[idx], values[idx]
+        got_k, got_v = layer.update(k, v)
+        keys, values = torch.cat([keys, k], -2), torch.cat([values, v], -2)
+        assert torch.equal(got_k, keys) and torch.equal(got_v, values)
+        assert layer.kbuf.shape[-2] <= min(14, layer.length + llama.BufferLayer.GROW)
+    assert layer.get_seq_length() == 14
+    with pytest.raises(ValueError, match="KV buffer full: 14 \\+ 1 > 14"):
+        layer.update(k, v)
+
+
+@pytest.mark.parametrize("grow", [1, 3, 1000])
+def test_samples_do_not_depend_on_the_buffer_growth_step(pair, monkeypatch, grow):
+    """Attention reads the same values through any buffer stride: same samples, same bytes."""
+    path, _, nat = pair
+    tk = models.load_tokenizer(path)
+    kw = dict(n=6, max_new_tokens=8, seed_key="k", progress=False, batch_size=4)
+    want = sampling.sample_answers(nat, tk, ["a", "b"], ["Who wrote it?", "Why?"], **kw)
+    monkeypatch.setattr(llama.BufferLayer, "GROW", grow)
+    got = sampling.sample_answers(nat, tk, ["a", "b"], ["Who wrote it?", "Why?"], **kw)
+    assert got.equals(want)
+
+
 def test_native_save_loads_in_transformers(pair, tmp_path):
     _, hf, nat = pair
     nat.save_pretrained(tmp_path)

@@ -269,9 +269,11 @@ class Engine:
                     v = torch.nn.functional.pad(v, (0, 0, pad, 0))
                 ks.append(k)
                 vs.append(v)
-            k_rows = torch.stack(ks).index_select(0, row_prompt)
-            v_rows = torch.stack(vs).index_select(0, row_prompt)
-            layers.append(self._buffer_layer.filled(k_rows, v_rows, width + max_new))
+            layers.append(
+                self._buffer_layer.filled(
+                    torch.stack(ks), torch.stack(vs), width + max_new, rows=row_prompt
+                )
+            )
         cache = self._cache_cls(layers=layers)
         logits = torch.stack([self._store[p][1] for p in distinct]).index_select(0, row_prompt)
 

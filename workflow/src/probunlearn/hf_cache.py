@@ -13,9 +13,11 @@ class BufferLayer(llama.BufferLayer, DynamicLayer):
     """The native Llama's preallocated buffer layer (:class:`probunlearn.llama.BufferLayer`) as a
     transformers cache layer (its mask sizes, type checks)."""
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
+    def __init__(
+        self, keys: torch.Tensor, values: torch.Tensor, length: int, limit: int | None = None
+    ):
         DynamicLayer.__init__(self)
-        llama.BufferLayer.__init__(self, keys, values, length)
+        llama.BufferLayer.__init__(self, keys, values, length, limit)
         self.dtype, self.device = keys.dtype, keys.device
         self.is_initialized = True
 

@@ -110,30 +110,60 @@ class DynamicLayer:
 class BufferLayer:
     """A layer writing into a preallocated (rows, heads, capacity, head_dim) buffer: no concat per step.
 
-    ``keys``/``values`` are (rows, heads, length, head_dim) views of it."""
+    ``keys``/``values`` are (rows, heads, length, head_dim) views of it. The buffer grows by ``GROW``
+    positions at a time, up to ``limit``: attention reads a view with little room after it, which is
+    faster than a view into a buffer sized for the longest answer (same values either way)."""
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, length: int):
+    GROW = 4
+
+    def __init__(
+        self, keys: torch.Tensor, values: torch.Tensor, length: int, limit: int | None = None
+    ):
         self.kbuf, self.vbuf, self.length = keys, values, length
+        self.limit = keys.shape[-2] if limit is None else limit
         self._views()
 
     @classmethod
-    def filled(cls, keys: torch.Tensor, values: torch.Tensor, capacity: int) -> BufferLayer:
-        """A layer holding (rows, heads, width, head_dim) ``keys``/``values``, room for ``capacity``."""
-        rows, heads, width, dim = keys.shape
-        kbuf = keys.new_empty((rows, heads, capacity, dim))
-        vbuf = values.new_empty((rows, heads, capacity, dim))
-        kbuf[:, :, :width] = keys
-        vbuf[:, :, :width] = values
-        return cls(kbuf, vbuf, width)
+    def filled(
+        cls,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        capacity: int,
+        rows: torch.Tensor | None = None,
+    ) -> BufferLayer:
+        """A layer holding (rows, heads, width, head_dim) ``keys``/``values`` (or their rows ``rows``,
+        repeats allowed), with room for ``capacity`` positions."""
+        layer = cls(keys, values, keys.shape[-2], capacity)
+        layer._realloc(rows, keys.shape[-2])
+        return layer
 
     def _views(self) -> None:
         self.keys = self.kbuf[:, :, : self.length]
         self.values = self.vbuf[:, :, : self.length]
 
+    def _realloc(self, rows: torch.Tensor | None, need: int) -> None:
+        """Fresh buffers for ``rows`` (None: all) with room for ``need`` positions, filled part copied."""
+        cap = min(self.limit, need + self.GROW)
+        n = self.kbuf.shape[0] if rows is None else rows.numel()
+        shape = (n, self.kbuf.shape[1], cap, self.kbuf.shape[3])
+        kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
+        if rows is None:
+            kbuf[:, :, : self.length] = self.keys
+            vbuf[:, :, : self.length] = self.values
+        else:
+            torch.index_select(self.keys, 0, rows, out=kbuf[:, :, : self.length])
+            torch.index_select(self.values, 0, rows, out=vbuf[:, :, : self.length])
+        self.kbuf, self.vbuf = kbuf, vbuf
+        self._views()
+
     def update(
         self, k: torch.Tensor, v: torch.Tensor, *_: Any, **__: Any
     ) -> tuple[torch.Tensor, torch.Tensor]:
         q = k.shape[-2]
+        if self.length + q > self.kbuf.shape[-2]:
+            if self.length + q > self.limit:
+                raise ValueError(f"KV buffer full: {self.length} + {q} > {self.limit} positions")
+            self._realloc(None, self.length + q)
         self.kbuf[:, :, self.length : self.length + q] = k
         self.vbuf[:, :, self.length : self.length + q] = v
         self.length += q
@@ -145,12 +175,7 @@ class BufferLayer:
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
         # copy only the filled positions, straight into fresh buffers (a full copy costs several times more)
-        shape = (indices.numel(), *self.kbuf.shape[1:])
-        kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
-        torch.index_select(self.keys, 0, indices, out=kbuf[:, :, : self.length])
-        torch.index_select(self.values, 0, indices, out=vbuf[:, :, : self.length])
-        self.kbuf, self.vbuf = kbuf, vbuf
-        self._views()
+        self._realloc(indices, self.length)
 
 
 class Cache:
