@@ -150,7 +150,7 @@ def matmul_peak(device: torch.device, dtype: torch.dtype) -> float:
 
 def decode_step(model, rows: int, context: int, device: torch.device, steps: int = 20):
     """(seconds per decode step, bytes read per step, FLOPs per step) of ``rows`` rows at ``context``
-    cached positions, with the engine's preallocated KV buffers."""
+    cached positions, with the engine's KV buffers."""
     cfg = model.config
     heads, dim = cfg.num_key_value_heads, cfg.head_dim
     dtype = model.dtype

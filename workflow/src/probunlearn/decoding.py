@@ -132,7 +132,7 @@ def top_p_sample(
 
 
 def cache_kit(model) -> tuple[Callable[[], Any], Callable[..., Any], type]:
-    """(a new empty cache, the cache class that takes ``layers=``, the preallocated buffer layer class)
+    """(a new empty cache, the cache class that takes ``layers=``, the buffer layer class)
     for ``model``: :mod:`probunlearn.llama`'s for the native Llama, else transformers'."""
     from probunlearn import llama
 

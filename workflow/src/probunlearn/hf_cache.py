@@ -1,4 +1,4 @@
-"""transformers' KV cache with a preallocated buffer, for the decoding engine (:mod:`probunlearn.decoding`)
+"""transformers' KV cache with the native Llama's buffer, for the decoding engine (:mod:`probunlearn.decoding`)
 when it runs a transformers model; the native Llama has its own (:mod:`probunlearn.llama`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from probunlearn import llama
 
 
 class BufferLayer(llama.BufferLayer, DynamicLayer):
-    """The native Llama's preallocated buffer layer (:class:`probunlearn.llama.BufferLayer`) as a
+    """The native Llama's buffer layer (:class:`probunlearn.llama.BufferLayer`) as a
     transformers cache layer (its mask sizes, type checks)."""
 
     def __init__(

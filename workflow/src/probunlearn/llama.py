@@ -108,7 +108,7 @@ class DynamicLayer:
 
 
 class BufferLayer:
-    """A layer writing into a preallocated (rows, heads, capacity, head_dim) buffer: no concat per step.
+    """A layer writing into a (rows, heads, capacity, head_dim) buffer: no concat per step.
 
     ``keys``/``values`` are (rows, heads, length, head_dim) views of it. The buffer grows by ``GROW``
     positions at a time, up to ``limit``: attention reads a view with little room after it, which is

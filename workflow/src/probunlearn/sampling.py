@@ -26,8 +26,9 @@ on a boundary may flip. ``pack_prompts=True`` packs consecutive rows of any prom
 ``batch_size`` rows with left padding (far fewer passes when ``n`` is small): deterministic for a fixed
 call, but a prompt's rows then depend on its neighbours in the last bits.
 
-Decoding is a hand-written loop over the model's forward with a preallocated KV cache: each prompt is
-prefilled once, its cache is copied to all of its rows, finished rows are dropped from the batch.
+Decoding is a hand-written loop over the model's forward with a KV buffer that grows a few positions at a
+time (no concatenation per step): each prompt is prefilled once, its cache is copied to all of its rows,
+finished rows are dropped from the batch.
 """
 
 from __future__ import annotations
