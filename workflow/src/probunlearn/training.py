@@ -9,7 +9,7 @@ from functools import partial
 import torch
 from tqdm.auto import tqdm
 
-from probunlearn import qa
+from probunlearn import optim, qa
 
 Example = tuple[str | None, str]
 
@@ -21,26 +21,22 @@ def _cosine_factor(step: int, warmup: int, total: int, cycles: float) -> float:
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(cycles) * 2.0 * progress)))
 
 
-def cosine_schedule(
-    optimizer: torch.optim.Optimizer, warmup: int, total: int, cycles: float = 0.5
-) -> torch.optim.lr_scheduler.LambdaLR:
+def cosine_schedule(optimizer, warmup: int, total: int, cycles: float = 0.5) -> optim.Schedule:
     """Linear warmup over ``warmup`` steps, then cosine decay to 0 at ``total``: the factor of
     transformers' ``get_cosine_schedule_with_warmup``, with the same float operations (tested equal)."""
-    return torch.optim.lr_scheduler.LambdaLR(
+    return optim.Schedule(
         optimizer, partial(_cosine_factor, warmup=warmup, total=total, cycles=cycles)
     )
 
 
-def constant_schedule(
-    optimizer: torch.optim.Optimizer, warmup: int
-) -> torch.optim.lr_scheduler.LambdaLR:
+def constant_schedule(optimizer, warmup: int) -> optim.Schedule:
     """Linear warmup over ``warmup`` steps, then the peak learning rate: the factor of transformers'
     ``get_constant_schedule_with_warmup`` (MUSE's ``lr_scheduler_type='constant'`` has no warmup)."""
 
     def factor(step: int) -> float:
         return float(step) / float(max(1.0, warmup)) if step < warmup else 1.0
 
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    return optim.Schedule(optimizer, factor)
 
 
 def encode_examples(
@@ -123,7 +119,7 @@ def train_lm(
     total = epochs * steps_per_epoch
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
-    opt = torch.optim.AdamW(
+    opt = optim.AdamW(
         [
             {"params": decay, "weight_decay": weight_decay},
             {"params": no_decay, "weight_decay": 0.0},

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from probunlearn import losses, models, qa, training
+from probunlearn import losses, models, optim, qa, training
 from probunlearn.io import atomic_write
 
 METHODS = ("ga", "gd", "npo", "npo_eo", "rmu", "idk", "dpo", "simnpo")
@@ -444,7 +444,7 @@ def unlearn(
 
     decay = [p for p in trainable if p.ndim >= 2]
     no_decay = [p for p in trainable if p.ndim < 2]
-    optimizer = torch.optim.AdamW(
+    optimizer = optim.AdamW(
         [
             {"params": decay, "weight_decay": weight_decay},
             {"params": no_decay, "weight_decay": 0.0},
