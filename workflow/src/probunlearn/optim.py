@@ -1,6 +1,6 @@
 """AdamW and learning-rate schedules with torch's arithmetic, without ``torch.optim``.
 
-``torch.optim``'s optimizers import ``torch._dynamo`` when first used (1–3 s of every training job on two
+``torch.optim``'s optimizers import ``torch._dynamo`` when first used (1.0–1.9 s of every training job on two
 CPU cores, for a compiler these jobs never run). :class:`AdamW` performs the update of
 ``torch.optim.AdamW``'s single-tensor implementation (the one torch runs on CPU) operation for operation,
 and :class:`Schedule` sets the learning rates ``torch.optim.lr_scheduler.LambdaLR`` sets: the tests
@@ -10,6 +10,7 @@ check both bit for bit against torch.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 
@@ -79,12 +80,25 @@ class AdamW:
                 p.addcdiv_(exp_avg, denom, value=-step_size)
 
 
+def decayed_adamw(params: Iterable[torch.Tensor], lr: float, weight_decay: float) -> AdamW:
+    """AdamW with weight decay on matrices (``ndim >= 2``) and none on vectors (norms, biases), as
+    the training loops of this package and the Hugging Face Trainer use it."""
+    params = list(params)
+    return AdamW(
+        [
+            {"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
+            {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
+        ],
+        lr=lr,
+    )
+
+
 class Schedule:
     """Each group's learning rate is its initial one times ``factor(k)`` after ``k`` calls of
     :meth:`step` (``factor(0)`` from the start), as ``LambdaLR`` sets it; works on any optimizer
     with ``param_groups``."""
 
-    def __init__(self, optimizer, factor: Callable[[int], float]) -> None:
+    def __init__(self, optimizer: Any, factor: Callable[[int], float]) -> None:
         self.optimizer, self.factor, self.count = optimizer, factor, 0
         self.base_lrs = [float(g["lr"]) for g in optimizer.param_groups]
         self._apply()

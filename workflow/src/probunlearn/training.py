@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 import torch
 from tqdm.auto import tqdm
@@ -21,7 +22,7 @@ def _cosine_factor(step: int, warmup: int, total: int, cycles: float) -> float:
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(cycles) * 2.0 * progress)))
 
 
-def cosine_schedule(optimizer, warmup: int, total: int, cycles: float = 0.5) -> optim.Schedule:
+def cosine_schedule(optimizer: Any, warmup: int, total: int, cycles: float = 0.5) -> optim.Schedule:
     """Linear warmup over ``warmup`` steps, then cosine decay to 0 at ``total``: the factor of
     transformers' ``get_cosine_schedule_with_warmup``, with the same float operations (tested equal)."""
     return optim.Schedule(
@@ -29,7 +30,7 @@ def cosine_schedule(optimizer, warmup: int, total: int, cycles: float = 0.5) -> 
     )
 
 
-def constant_schedule(optimizer, warmup: int) -> optim.Schedule:
+def constant_schedule(optimizer: Any, warmup: int) -> optim.Schedule:
     """Linear warmup over ``warmup`` steps, then the peak learning rate: the factor of transformers'
     ``get_constant_schedule_with_warmup`` (MUSE's ``lr_scheduler_type='constant'`` has no warmup)."""
 
@@ -117,15 +118,7 @@ def train_lm(
     torch.manual_seed(seed)
     steps_per_epoch = math.ceil(len(enc) / batch_size)
     total = epochs * steps_per_epoch
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
-    opt = optim.AdamW(
-        [
-            {"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=lr,
-    )
+    opt = optim.decayed_adamw(model.parameters(), lr, weight_decay)
     sched = cosine_schedule(opt, math.ceil(warmup_ratio * total), total)
     model.train()
     log = []

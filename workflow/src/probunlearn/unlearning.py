@@ -442,15 +442,7 @@ def unlearn(
             objective.tap if lora is not None else _LayerTap(decoder_layers(ref)[layer])
         )
 
-    decay = [p for p in trainable if p.ndim >= 2]
-    no_decay = [p for p in trainable if p.ndim < 2]
-    optimizer = optim.AdamW(
-        [
-            {"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ],
-        lr=lr,
-    )
+    optimizer = optim.decayed_adamw(trainable, lr, weight_decay)
     fq, fa = forget["question"].to_list(), forget["answer"].to_list()
     rq = retain["question"].to_list() if retain.height else []
     ra = retain["answer"].to_list() if retain.height else []
