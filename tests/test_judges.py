@@ -210,6 +210,20 @@ def test_score_equals_unpadded_forward(judge):
     assert scores[1] == pytest.approx(expected, abs=1e-5)
 
 
+def test_local_judge_loads_natively_and_scores_as_transformers(judge, model_dir, monkeypatch):
+    """A plain local classifier loads without transformers; its scores are transformers' bits."""
+    from probunlearn import llama, models, native_tokenizer
+    from probunlearn.judges import HarmBenchJudge
+
+    assert isinstance(judge.model, llama.CausalLM)
+    assert isinstance(judge.tokenizer, native_tokenizer.Tokenizer)
+    monkeypatch.setenv(models.NATIVE_ENV, "0")
+    hf = HarmBenchJudge(str(model_dir), device="cpu", batch_size=4)
+    assert not isinstance(hf.model, llama.CausalLM)
+    assert (hf.yes_ids, hf.no_ids) == (judge.yes_ids, judge.no_ids)
+    assert np.array_equal(hf.score(BEHAVIOR, GENERATIONS), judge.score(BEHAVIOR, GENERATIONS))
+
+
 def test_yes_biased_head_scores_one(model_dir):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

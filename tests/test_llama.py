@@ -15,7 +15,7 @@ import sys
 import pytest
 import torch
 
-from probunlearn import llama, models, native_tokenizer, qa, sampling, training
+from probunlearn import llama, models, native_tokenizer, phi, qa, sampling, training
 
 TEXTS = [
     "Question: Who wrote the red book?\nAnswer: Ada Lin wrote it.",
@@ -32,29 +32,46 @@ def tok():
     return models.train_tokenizer(TEXTS * 5, 300)
 
 
-def _checkpoint(tmp_path_factory, tok, kv_heads: int) -> str:
-    from transformers import LlamaForCausalLM
+ARCHS = {
+    # name: (transformers class, kv heads, extra config)
+    "mha": ("LlamaForCausalLM", 4, {}),
+    "gqa": ("LlamaForCausalLM", 2, {}),  # grouped-query attention: transformers' three sdpa cases
+    "mistral": ("MistralForCausalLM", 2, {"sliding_window": None}),
+    "phi": ("PhiForCausalLM", 4, {"partial_rotary_factor": 0.5}),
+    "phi-gqa": ("PhiForCausalLM", 2, {"partial_rotary_factor": 0.25}),
+}
 
-    arch = dict(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=4, max_positions=128)
-    m = models.tiny_llama(len(tok), arch, seed=0, tokenizer=tok)
-    if kv_heads != 4:  # grouped-query attention: transformers' three sdpa cases
-        m.config.num_key_value_heads = kv_heads
-        torch.manual_seed(0)
-        m = LlamaForCausalLM(m.config)
+
+def _checkpoint(tmp_path_factory, tok, arch: str) -> str:
+    import transformers
+
+    cls_name, kv_heads, extra = ARCHS[arch]
+    cls = getattr(transformers, cls_name)
+    config = getattr(transformers, cls_name.replace("ForCausalLM", "Config"))(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=kv_heads, max_position_embeddings=128,
+        tie_word_embeddings=cls_name == "LlamaForCausalLM", pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, **extra,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    m = cls(config)
     with torch.no_grad():  # a non-trivial model: scaled-up random weights
         for p in m.parameters():
             p.mul_(4.0)
-    out = tmp_path_factory.mktemp(f"llama{kv_heads}") / "m"
+    out = tmp_path_factory.mktemp(arch) / "m"
     models.save_model(m, tok, out)
     return str(out)
 
 
-@pytest.fixture(scope="module", params=[4, 2], ids=["mha", "gqa"])
+@pytest.fixture(scope="module", params=list(ARCHS))
 def pair(request, tmp_path_factory, tok):
     path = _checkpoint(tmp_path_factory, tok, request.param)
     hf = models.load_model(path, device="cpu", native=False)
     nat = models.load_model(path, device="cpu")
-    assert isinstance(nat, llama.LlamaForCausalLM) and not isinstance(hf, llama.LlamaForCausalLM)
+    assert isinstance(nat, llama.CausalLM) and not isinstance(hf, llama.CausalLM)
+    assert type(nat).__name__ == (
+        "PhiForCausalLM" if "phi" in request.param else "LlamaForCausalLM"
+    )
     return path, hf, nat
 
 
@@ -85,11 +102,15 @@ def test_gradients_and_parameter_order_equal(pair):
     ids, left, _ = _batch(hf.config.vocab_size)
     names = [n for n, _ in hf.named_parameters()]
     assert names == [n for n, _ in nat.named_parameters()]
+    rng = []
     for m in (hf, nat):
         m.train()
         m.zero_grad()
+        torch.manual_seed(3)
         m(input_ids=ids, attention_mask=left).logits.log_softmax(-1)[..., 5].sum().backward()
+        rng.append(torch.get_rng_state())  # no dropout draws in either: the same random stream
         m.eval()
+    assert torch.equal(rng[0], rng[1])
     for (n, p), (_, q) in zip(hf.named_parameters(), nat.named_parameters(), strict=True):
         assert torch.equal(p.grad, q.grad), n
     hf.zero_grad()
@@ -176,24 +197,40 @@ def test_native_save_loads_in_transformers(pair, tmp_path):
     ids, left, _ = _batch(hf.config.vocab_size)
     with torch.no_grad():
         assert torch.equal(back(input_ids=ids).logits, hf(input_ids=ids).logits)
-    assert llama.supports(tmp_path)
+    assert _native_module(tmp_path).supports(tmp_path)
+
+
+def _native_module(path):
+    """The module that computes the checkpoint at ``path``: the other one does not claim it."""
+    kind = json.loads(open(os.path.join(path, "config.json")).read())["model_type"]
+    mine, other = (phi, llama) if kind == "phi" else (llama, phi)
+    assert not other.supports(path)
+    return mine
 
 
 def test_supports_only_what_it_computes(pair, tmp_path):
     path = pair[0]
     cfg = json.loads(open(os.path.join(path, "config.json")).read())
-    for change in (
+    module = _native_module(path)
+    assert module.supports(path)
+    changes = [
         {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},
-        {"attention_bias": True},
-        {"model_type": "mistral"},
         {"hidden_act": "gelu"},
-    ):
+        {"model_type": "gpt2"},
+        {"quantization_config": {"bits": 4}},
+    ]
+    if module is llama:
+        changes += [{"attention_bias": True}, {"model_type": "mistral", "sliding_window": 4096}]
+        changes += [{"architectures": ["MistralForSequenceClassification"]}]
+    else:
+        changes += [{"qk_layernorm": True}, {"resid_pdrop": 0.1}, {"embd_pdrop": 0.1}]
+    for change in changes:
         d = tmp_path / str(len(list(tmp_path.iterdir())))
         d.mkdir()
         (d / "config.json").write_text(json.dumps({**cfg, **change}))
         (d / llama.WEIGHTS).write_bytes(b"")
-        assert not llama.supports(d), change
-    assert not llama.supports(tmp_path / "absent")
+        assert not module.supports(d), change
+    assert not module.supports(tmp_path / "absent")
 
 
 def test_cosine_schedule_equals_transformers():
@@ -254,22 +291,33 @@ def test_tokenizer_encodes_and_decodes_as_transformers(pair):
     )
 
 
-def test_a_model_job_does_not_import_transformers(pair):
-    """Loading, a forward pass and decoding in a fresh process: torch, not transformers."""
+@pytest.fixture(scope="module")
+def every_checkpoint(tmp_path_factory, tok) -> list[str]:
+    return [_checkpoint(tmp_path_factory, tok, arch) for arch in ARCHS]
+
+
+def test_a_model_job_does_not_import_transformers(every_checkpoint):
+    """Loading, a forward pass and decoding in a fresh process, for every architecture: torch, not
+    transformers (with ``PROBUNLEARN_NATIVE=0``: transformers)."""
     code = (
         "import sys, torch\n"
         "from probunlearn import models\n"
-        f"m = models.load_model({pair[0]!r}, device='cpu'); t = models.load_tokenizer({pair[0]!r})\n"
-        "m(input_ids=torch.tensor([t('Who?')['input_ids']]))\n"
-        "print(t.decode([5, 6]) is not None, 'transformers' in sys.modules)\n"
+        f"for p in {every_checkpoint!r}:\n"
+        "    m = models.load_model(p, device='cpu'); t = models.load_tokenizer(p)\n"
+        "    m(input_ids=torch.tensor([t('Who?')['input_ids']]))\n"
+        "    print(type(m).__module__, t.decode([5, 6]) is not None)\n"
+        "print('transformers' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "False"]
+    modules = ["probunlearn.phi" if "phi" in a else "probunlearn.llama" for a in ARCHS]
+    assert out.stdout.split() == [w for m in modules for w in (m, "True")] + ["False"]
     env[models.NATIVE_ENV] = "0"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.split() == ["True", "True"]
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "True"
+    assert not any(w.startswith("probunlearn.") for w in out.stdout.split())
 
 
 def test_bench_sampling_smoke(monkeypatch, capsys):

@@ -128,15 +128,15 @@ def top_p_sample(
 
 
 # --------------------------------------------------------------------------------------------------------
-# KV caches: the native Llama's, or transformers' (imported only for a transformers model)
+# KV caches: the native models', or transformers' (imported only for a transformers model)
 
 
 def cache_kit(model) -> tuple[Callable[[], Any], Callable[..., Any], type]:
     """(a new empty cache, the cache class that takes ``layers=``, the buffer layer class)
-    for ``model``: :mod:`probunlearn.llama`'s for the native Llama, else transformers'."""
+    for ``model``: :mod:`probunlearn.llama`'s for a native model, else transformers'."""
     from probunlearn import llama
 
-    if isinstance(model, llama.LlamaForCausalLM):
+    if isinstance(model, llama.CausalLM):
         n = len(model.model.layers)
         return (lambda: llama.Cache(num_layers=n)), llama.Cache, llama.BufferLayer
     from transformers import DynamicCache

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,17 +149,30 @@ class HarmBenchJudge:
         **from_pretrained_kwargs: Any,
     ) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from probunlearn import models, native_tokenizer
 
         device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype is None:
             dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
         elif isinstance(dtype, str):
             dtype = getattr(torch, dtype)
-        tokenizer = AutoTokenizer.from_pretrained(model_id_or_path, revision=revision)
-        model = AutoModelForCausalLM.from_pretrained(
-            model_id_or_path, revision=revision, dtype=dtype, **from_pretrained_kwargs
-        )
+        # a plain local checkpoint (the tests' stand-ins) loads natively, without transformers
+        native = os.environ.get(models.NATIVE_ENV, "1") != "0" and not from_pretrained_kwargs
+        if native and native_tokenizer.supports(model_id_or_path):
+            tokenizer = native_tokenizer.load(model_id_or_path)
+        else:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(model_id_or_path, revision=revision)
+        if native:
+            model = models.load_model(model_id_or_path, revision, dtype, str(device))
+        else:
+            from transformers import AutoModelForCausalLM
+
+            model = AutoModelForCausalLM.from_pretrained(
+                model_id_or_path, revision=revision, dtype=dtype, **from_pretrained_kwargs
+            )
         self._setup(model, tokenizer, device, batch_size, max_generation_tokens)
 
     @classmethod

@@ -1,9 +1,11 @@
 """A Llama causal LM in plain torch, op for op the same as transformers' ``LlamaForCausalLM`` (sdpa
-attention), for jobs that must not pay transformers' import (about 3 s per process on 2 cores).
+attention), for jobs that must not pay transformers' import (about 3 s per process on 2 cores); also
+Mistral without a sliding window, which computes the same, and the parts the native Phi
+(:mod:`probunlearn.phi`) shares: the KV cache, the mask, ``generate`` and ``save_pretrained``.
 
 It reads a local checkpoint that transformers wrote (``config.json`` + safetensors) when the checkpoint
-is a plain Llama this module implements (:func:`supports`); anything else (other architectures, rope
-scaling, biases, adapters, hub ids) goes through transformers. Its logits, gradients, KV cache and
+is a plain Llama or Mistral this module implements (:func:`supports`); anything else (other
+architectures, rope scaling, biases, adapters, hub ids) goes through transformers. Its logits, gradients, KV cache and
 greedy ``generate`` equal transformers' bit for bit on the same machine (tests/test_llama.py); that
 equality is what lets a job use either.
 """
@@ -31,7 +33,7 @@ _GENERATION_KEYS = {
 
 
 class Config:
-    """A Llama ``config.json`` as attributes (the keys transformers' LlamaConfig reads here)."""
+    """A ``config.json`` as attributes (the keys transformers' LlamaConfig reads here)."""
 
     def __init__(self, values: dict[str, Any]):
         self._values = dict(values)
@@ -40,7 +42,8 @@ class Config:
         self.num_key_value_heads = values.get("num_key_value_heads") or self.num_attention_heads
         self.rms_norm_eps = float(values.get("rms_norm_eps", 1e-6))
         self.pad_token_id = values.get("pad_token_id")
-        self.tie_word_embeddings = bool(values.get("tie_word_embeddings", True))
+        # LlamaConfig's, MistralConfig's and PhiConfig's default
+        self.tie_word_embeddings = bool(values.get("tie_word_embeddings", False))
         rope = values.get("rope_parameters") or {}
         self.rope_theta = float(rope.get("rope_theta", values.get("rope_theta", 10000.0)))
 
@@ -51,13 +54,19 @@ class Config:
         return dict(self._values)
 
 
-def supports(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a local checkpoint this module computes exactly as transformers does."""
+ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
+"""model_type → the transformers class this module computes (Mistral without a sliding window is a
+Llama: the same modules, the same causal mask)."""
+
+
+def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict] | None:
+    """(config.json, generation_config.json) of a plain local checkpoint in safetensors without an
+    adapter, or None."""
     p = Path(path)
     if not (p / "config.json").is_file() or (p / "adapter_config.json").exists():
-        return False
+        return None
     if not ((p / WEIGHTS).is_file() or (p / WEIGHTS_INDEX).is_file()):
-        return False
+        return None
     try:
         cfg = json.loads((p / "config.json").read_text())
         gen = (
@@ -66,21 +75,31 @@ def supports(path: str | os.PathLike) -> bool:
             else {}
         )
     except (OSError, json.JSONDecodeError):
-        return False
+        return None
+    if "quantization_config" in cfg or set(gen) - _GENERATION_KEYS or gen.get("do_sample", False):
+        return None
     rope = cfg.get("rope_parameters") or {}
+    if rope.get("rope_type", "default") != "default" or cfg.get("rope_scaling") not in (None, {}):
+        return None
+    return cfg, gen
+
+
+def supports(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a local checkpoint this module computes exactly as transformers does."""
+    found = read_checkpoint(path)
+    if found is None:
+        return False
+    cfg = found[0]
+    kind = cfg.get("model_type")
     return (
-        cfg.get("model_type") == "llama"
-        and cfg.get("architectures", ["LlamaForCausalLM"]) == ["LlamaForCausalLM"]
+        kind in ARCHITECTURES
+        and cfg.get("architectures", [ARCHITECTURES[kind]]) == [ARCHITECTURES[kind]]
+        and (kind == "llama" or ("sliding_window" in cfg and cfg["sliding_window"] is None))
         and cfg.get("hidden_act", "silu") == "silu"
         and not cfg.get("attention_bias", False)
         and not cfg.get("mlp_bias", False)
         and float(cfg.get("attention_dropout", 0.0)) == 0.0
         and cfg.get("pretraining_tp", 1) == 1
-        and rope.get("rope_type", "default") == "default"
-        and cfg.get("rope_scaling") in (None, {})
-        and "quantization_config" not in cfg
-        and set(gen) <= _GENERATION_KEYS
-        and not gen.get("do_sample", False)
     )
 
 
@@ -230,6 +249,12 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """transformers' ``apply_rotary_pos_emb`` for one of q, k (``unsqueeze_dim=1``)."""
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return (x * cos) + (_rotate_half(x) * sin)
+
+
 def _repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
     b, h, s, d = x.shape
     return x[:, :, None, :, :].expand(b, h, n, s, d).reshape(b, h * n, s, d)
@@ -253,9 +278,7 @@ class Attention(nn.Module):
         q = self.q_proj(h).view(hshape).transpose(1, 2)
         k = self.k_proj(h).view(hshape).transpose(1, 2)
         v = self.v_proj(h).view(hshape).transpose(1, 2)
-        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-        q = (q * cos) + (_rotate_half(q) * sin)
-        k = (k * cos) + (_rotate_half(k) * sin)
+        q, k = self.rotate(q, k, cos, sin)
         if cache is not None:
             k, v = cache.layers[self.index].update(k, v)
         q_len = q.shape[2]
@@ -281,7 +304,14 @@ class Attention(nn.Module):
             **kwargs,
         )
         out = out.reshape(out.shape[0], -1, q_len, v.shape[-1]).transpose(1, 2).contiguous()
-        return self.o_proj(out.reshape(*shape, -1).contiguous())
+        return self.output(out.reshape(*shape, -1).contiguous())
+
+    def rotate(self, q, k, cos, sin) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rotary embedding of every dimension."""
+        return apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+
+    def output(self, out: torch.Tensor) -> torch.Tensor:
+        return self.o_proj(out)
 
 
 class MLP(nn.Module):
@@ -308,17 +338,31 @@ class DecoderLayer(nn.Module):
         return h + self.mlp(self.post_attention_layernorm(h))
 
 
+def inv_freq(theta: float, dim: int) -> torch.Tensor:
+    """The default rotary inverse frequencies of ``dim`` dimensions, on the cpu even under a
+    meta-device context (as transformers computes them)."""
+    steps = torch.arange(0, dim, 2, dtype=torch.float, device="cpu")
+    return 1.0 / (theta ** (steps / dim))
+
+
 class Backbone(nn.Module):
     def __init__(self, cfg: Config):
         super().__init__()
         self.embed_tokens = Embedding(cfg.vocab_size, cfg.hidden_size, cfg.pad_token_id)
         self.layers = nn.ModuleList(DecoderLayer(cfg, i) for i in range(cfg.num_hidden_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        dim = cfg.head_dim
-        # on the cpu even under a meta-device context (as transformers computes it)
-        steps = torch.arange(0, dim, 2, dtype=torch.float, device="cpu")
-        inv_freq = 1.0 / (cfg.rope_theta ** (steps / dim))
-        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.register_buffer("inv_freq", inv_freq(cfg.rope_theta, cfg.head_dim), persistent=False)
+
+    def rotary(self, position_ids: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """cos and sin of the positions, in ``h``'s dtype (transformers' rotary embedding)."""
+        freqs = position_ids[..., None].float() * self.inv_freq.to(
+            device=h.device, dtype=torch.float
+        )
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * 1.0).to(h.dtype), (emb.sin() * 1.0).to(h.dtype)
+
+    def final_norm(self, h: torch.Tensor) -> torch.Tensor:
+        return self.norm(h)
 
 
 @dataclass
@@ -354,14 +398,19 @@ def causal_mask(attention_mask: torch.Tensor | None, batch: int, q_len: int, pas
     return mask.expand(batch, -1, q_len, kv_len)
 
 
-class LlamaForCausalLM(nn.Module):
-    """The causal LM; parameter names and order as in transformers (``model.…``, ``lm_head``)."""
+class CausalLM(nn.Module):
+    """A native causal LM (:class:`LlamaForCausalLM`, :class:`probunlearn.phi.PhiForCausalLM`):
+    parameter names and order as in transformers (``model.…``, ``lm_head``); the subclass names its
+    ``backbone`` (embed_tokens, layers, ``rotary``, ``final_norm``) and whether ``lm_head`` has a bias."""
+
+    backbone: type[nn.Module] = nn.Module
+    head_bias = False
 
     def __init__(self, cfg: Config):
         super().__init__()
         self.config = cfg
-        self.model = Backbone(cfg)
-        self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.model = self.backbone(cfg)
+        self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=self.head_bias)
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         self.source: Path | None = None
@@ -401,14 +450,10 @@ class LlamaForCausalLM(nn.Module):
                     "packed sequences (position ids that restart) are not supported"
                 )
         mask = causal_mask(attention_mask, batch, q_len, past)
-        freqs = position_ids[..., None].float() * self.model.inv_freq.to(
-            device=h.device, dtype=torch.float
-        )
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = (emb.cos() * 1.0).to(h.dtype), (emb.sin() * 1.0).to(h.dtype)
+        cos, sin = self.model.rotary(position_ids, h)
         for layer in self.model.layers:
             h = layer(h, cos, sin, mask, cache)
-        h = self.model.norm(h)
+        h = self.model.final_norm(h)
         if logits_to_keep:
             h = h[:, -logits_to_keep:, :]
         return Output(self.lm_head(h), cache)
@@ -429,7 +474,7 @@ class LlamaForCausalLM(nn.Module):
         (positions from the mask, the mask dropped when it is all ones, finished rows padded). Returns the
         sequences, and with ``output_logits`` also the float32 logits of every step."""
         if do_sample or not use_cache:
-            raise NotImplementedError("the native Llama decodes greedily with a cache only")
+            raise NotImplementedError("the native model decodes greedily with a cache only")
         gen = self.generation_defaults
         eos = gen.get("eos_token_id") if eos_token_id is None else eos_token_id
         eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
@@ -485,6 +530,12 @@ class LlamaForCausalLM(nn.Module):
         save_file(state, str(d / WEIGHTS), metadata={"format": "pt"})
 
 
+class LlamaForCausalLM(CausalLM):
+    """Llama (and Mistral without a sliding window, which computes the same)."""
+
+    backbone = Backbone
+
+
 def _state(directory: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
@@ -501,17 +552,20 @@ def _generation_keys(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k in _GENERATION_KEYS and v is not None}
 
 
-def _build(cfg: Config, state: dict[str, torch.Tensor], where: str) -> LlamaForCausalLM:
+def _build(
+    cfg: Config, state: dict[str, torch.Tensor], where: str, cls: type[CausalLM] = LlamaForCausalLM
+) -> CausalLM:
     """The model around ``state``'s tensors (assigned, not copied), the embedding tied if configured."""
     with torch.device("meta"):
-        model = LlamaForCausalLM(cfg)
+        model = cls(cfg)
     if cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
     missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
     missing = [k for k in missing if not (k == "lm_head.weight" and cfg.tie_word_embeddings)]
     if missing or unexpected:
         raise ValueError(
-            f"{where}: weights do not match a Llama (missing {missing[:3]}, unexpected {unexpected[:3]})"
+            f"{where}: weights do not match a {cls.__name__} (missing {missing[:3]}, "
+            f"unexpected {unexpected[:3]})"
         )
     if cfg.tie_word_embeddings:
         model.lm_head.weight = model.model.embed_tokens.weight
@@ -526,11 +580,16 @@ def from_transformers(model) -> LlamaForCausalLM:
     return native.train(model.training)
 
 
-def load(directory: str | os.PathLike, dtype: torch.dtype = torch.float32) -> LlamaForCausalLM:
+def load(
+    directory: str | os.PathLike,
+    dtype: torch.dtype = torch.float32,
+    cls: type[CausalLM] = LlamaForCausalLM,
+    config: type[Config] = Config,
+) -> CausalLM:
     """The checkpoint in ``directory`` (see :func:`supports`) in ``dtype``, in eval mode, on the cpu."""
     d = Path(directory)
-    cfg = Config(json.loads((d / "config.json").read_text()))
-    model = _build(cfg, {k: v.to(dtype) for k, v in _state(d).items()}, str(d))
+    cfg = config(json.loads((d / "config.json").read_text()))
+    model = _build(cfg, {k: v.to(dtype) for k, v in _state(d).items()}, str(d), cls)
     gen_file = d / "generation_config.json"
     model.generation_defaults = json.loads(gen_file.read_text()) if gen_file.is_file() else {}
     model.source = d

@@ -14,8 +14,8 @@ from probunlearn.io import atomic_dir
 if TYPE_CHECKING:
     from transformers import LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerFast
 
-# transformers is imported only where it is used: a job that loads a plain local Llama with the native
-# implementation (probunlearn.llama) never imports it. PROBUNLEARN_NATIVE=0 forces transformers.
+# transformers is imported only where it is used: a job that loads a plain local Llama, Mistral or Phi
+# with the native implementation (probunlearn.llama, probunlearn.phi) never imports it. PROBUNLEARN_NATIVE=0 forces transformers.
 NATIVE_ENV = "PROBUNLEARN_NATIVE"
 
 SPECIAL_TOKENS = {
@@ -146,13 +146,16 @@ def load_model(
 
     A PEFT adapter directory (adapter_config.json) is loaded on top of ``base`` (default: the base it
     names) without merging: the adapter stays a separate module, as it was trained; ``merge=True``
-    folds it into the weights (for fine-tuning the adapted model further). A plain local Llama
-    checkpoint loads with :mod:`probunlearn.llama` (the same numbers, no transformers import) unless
-    ``PROBUNLEARN_NATIVE=0`` or ``native=False`` (peft needs a transformers model)."""
-    from probunlearn import checkpoints, llama
+    folds it into the weights (for fine-tuning the adapted model further). A plain local Llama,
+    Mistral or Phi checkpoint loads with :mod:`probunlearn.llama` or :mod:`probunlearn.phi` (the same
+    numbers, no transformers import) unless ``PROBUNLEARN_NATIVE=0`` or ``native=False`` (peft needs
+    a transformers model)."""
+    from probunlearn import checkpoints, llama, phi
 
-    if native and os.environ.get(NATIVE_ENV, "1") != "0" and llama.supports(name_or_path):
-        return llama.load(name_or_path, resolve_dtype(dtype)).to(resolve_device(device))
+    if native and os.environ.get(NATIVE_ENV, "1") != "0":
+        for arch in (llama, phi):
+            if arch.supports(name_or_path):
+                return arch.load(name_or_path, resolve_dtype(dtype)).to(resolve_device(device))
     from transformers import AutoModelForCausalLM
 
     adapter = checkpoints.is_adapter(name_or_path)
