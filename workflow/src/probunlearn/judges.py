@@ -157,7 +157,8 @@ class HarmBenchJudge:
             dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
         elif isinstance(dtype, str):
             dtype = getattr(torch, dtype)
-        # a plain local checkpoint (the tests' stand-ins) loads natively, without transformers
+        # through models.load_model: a plain local checkpoint (the tests' stand-ins) loads without
+        # transformers, anything else with it as before
         native = os.environ.get(models.NATIVE_ENV, "1") != "0" and not from_pretrained_kwargs
         if native and native_tokenizer.supports(model_id_or_path):
             tokenizer = native_tokenizer.load(model_id_or_path)

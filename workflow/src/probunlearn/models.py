@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from transformers import LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerFast
 
 # transformers is imported only where it is used: a job that loads a plain local Llama, Mistral or Phi
-# with the native implementation (probunlearn.llama, probunlearn.phi) never imports it. PROBUNLEARN_NATIVE=0 forces transformers.
+# with the native implementation (probunlearn.llama, probunlearn.phi) never imports it.
+# PROBUNLEARN_NATIVE=0 forces transformers.
 NATIVE_ENV = "PROBUNLEARN_NATIVE"
 
 SPECIAL_TOKENS = {
