@@ -233,6 +233,33 @@ def test_supports_only_what_it_computes(pair, tmp_path):
     assert not module.supports(tmp_path / "absent")
 
 
+@pytest.mark.parametrize(
+    "arch, old_style",
+    [
+        # the hub's config.json of microsoft/phi-1_5 and Mistral-7B-Instruct-v0.3 predate
+        # rope_parameters: rope_theta and partial_rotary_factor are top-level keys
+        ("phi", {"partial_rotary_factor": 0.25, "rope_theta": 5000.0, "rope_scaling": None}),
+        ("mistral", {"rope_theta": 1e6, "sliding_window": None}),
+    ],
+)
+def test_hub_style_config_computes_as_transformers(tmp_path_factory, tok, arch, old_style):
+    path = _checkpoint(tmp_path_factory, tok, arch)
+    cfg_file = os.path.join(path, "config.json")
+    cfg = json.loads(open(cfg_file).read())
+    cfg.pop("rope_parameters", None)
+    with open(cfg_file, "w") as f:
+        json.dump({**cfg, **old_style}, f)
+    hf = models.load_model(path, device="cpu", native=False)
+    nat = models.load_model(path, device="cpu")
+    assert isinstance(nat, llama.CausalLM)
+    ids, left, _ = _batch(hf.config.vocab_size)
+    with torch.no_grad():
+        assert torch.equal(hf(input_ids=ids, attention_mask=left).logits, nat(ids, left).logits)
+    if arch == "phi":
+        assert nat.model.layers[0].self_attn.rotary_dims == 2  # 8 × 0.25, not the default 4
+    assert nat.config.rope_theta == old_style["rope_theta"]  # read from the top level
+
+
 def test_cosine_schedule_equals_transformers():
     from transformers import get_cosine_schedule_with_warmup
 
