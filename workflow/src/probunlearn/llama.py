@@ -59,9 +59,9 @@ ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM"}
 Llama: the same modules, the same causal mask)."""
 
 
-def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict] | None:
-    """(config.json, generation_config.json) of a plain local checkpoint in safetensors without an
-    adapter, or None."""
+def read_checkpoint(path: str | os.PathLike) -> dict | None:
+    """The config.json of a plain local checkpoint in safetensors (no adapter, no quantization, default
+    rope, a greedy generation_config.json), or None."""
     p = Path(path)
     if not (p / "config.json").is_file() or (p / "adapter_config.json").exists():
         return None
@@ -81,15 +81,14 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict] | None:
     rope = cfg.get("rope_parameters") or {}
     if rope.get("rope_type", "default") != "default" or cfg.get("rope_scaling") not in (None, {}):
         return None
-    return cfg, gen
+    return cfg
 
 
 def supports(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a local checkpoint this module computes exactly as transformers does."""
-    found = read_checkpoint(path)
-    if found is None:
+    cfg = read_checkpoint(path)
+    if cfg is None:
         return False
-    cfg = found[0]
     kind = cfg.get("model_type")
     return (
         kind in ARCHITECTURES
@@ -261,16 +260,22 @@ def _repeat_kv(x: torch.Tensor, n: int) -> torch.Tensor:
 
 
 class Attention(nn.Module):
+    """Llama's attention; a subclass names its output projection (``out_name``), whether the
+    projections have biases, and how it rotates q and k (:meth:`rotate`)."""
+
+    bias = False
+    out_name = "o_proj"
+
     def __init__(self, cfg: Config, index: int):
         super().__init__()
         self.index, self.head_dim = index, cfg.head_dim
         self.groups = cfg.num_attention_heads // cfg.num_key_value_heads
         self.scaling = self.head_dim**-0.5
         hidden, heads, kv = cfg.hidden_size, cfg.num_attention_heads, cfg.num_key_value_heads
-        self.q_proj = Linear(hidden, heads * self.head_dim, bias=False)
-        self.k_proj = Linear(hidden, kv * self.head_dim, bias=False)
-        self.v_proj = Linear(hidden, kv * self.head_dim, bias=False)
-        self.o_proj = Linear(heads * self.head_dim, hidden, bias=False)
+        self.q_proj = Linear(hidden, heads * self.head_dim, bias=self.bias)
+        self.k_proj = Linear(hidden, kv * self.head_dim, bias=self.bias)
+        self.v_proj = Linear(hidden, kv * self.head_dim, bias=self.bias)
+        setattr(self, self.out_name, Linear(heads * self.head_dim, hidden, bias=self.bias))
 
     def forward(self, h, cos, sin, mask, cache: Cache | None) -> torch.Tensor:
         shape = h.shape[:-1]
@@ -304,14 +309,11 @@ class Attention(nn.Module):
             **kwargs,
         )
         out = out.reshape(out.shape[0], -1, q_len, v.shape[-1]).transpose(1, 2).contiguous()
-        return self.output(out.reshape(*shape, -1).contiguous())
+        return getattr(self, self.out_name)(out.reshape(*shape, -1).contiguous())
 
     def rotate(self, q, k, cos, sin) -> tuple[torch.Tensor, torch.Tensor]:
         """Rotary embedding of every dimension."""
         return apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
-
-    def output(self, out: torch.Tensor) -> torch.Tensor:
-        return self.o_proj(out)
 
 
 class MLP(nn.Module):

@@ -34,10 +34,9 @@ class Config(llama.Config):
 
 def supports(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a local Phi checkpoint this module computes exactly as transformers does."""
-    found = llama.read_checkpoint(path)
-    if found is None:
+    cfg = llama.read_checkpoint(path)
+    if cfg is None:
         return False
-    cfg = found[0]
     return (
         cfg.get("model_type") == "phi"
         and cfg.get("architectures", ["PhiForCausalLM"]) == ["PhiForCausalLM"]
@@ -66,26 +65,18 @@ class Attention(llama.Attention):
     """Phi's attention: biased projections, ``dense`` out, a rotary embedding of the first
     ``rotary_dims`` dimensions of each head only."""
 
+    bias = True
+    out_name = "dense"
+
     def __init__(self, cfg: Config, index: int):
-        nn.Module.__init__(self)
-        self.index, self.head_dim = index, cfg.head_dim
-        self.groups = cfg.num_attention_heads // cfg.num_key_value_heads
-        self.scaling = self.head_dim**-0.5
+        super().__init__(cfg, index)
         self.rotary_dims = cfg.rotary_dims
-        hidden, heads, kv = cfg.hidden_size, cfg.num_attention_heads, cfg.num_key_value_heads
-        self.q_proj = Linear(hidden, heads * self.head_dim, bias=True)
-        self.k_proj = Linear(hidden, kv * self.head_dim, bias=True)
-        self.v_proj = Linear(hidden, kv * self.head_dim, bias=True)
-        self.dense = Linear(heads * self.head_dim, hidden, bias=True)
 
     def rotate(self, q, k, cos, sin) -> tuple[torch.Tensor, torch.Tensor]:
         r = self.rotary_dims
         q_rot = llama.apply_rotary(q[..., :r], cos, sin)
         k_rot = llama.apply_rotary(k[..., :r], cos, sin)
         return torch.cat((q_rot, q[..., r:]), dim=-1), torch.cat((k_rot, k[..., r:]), dim=-1)
-
-    def output(self, out: torch.Tensor) -> torch.Tensor:
-        return self.dense(out)
 
 
 class MLP(nn.Module):

@@ -229,14 +229,14 @@ def binary_confidence_sequence(x: ArrayLike, alpha: float = 0.01) -> tuple[Float
             out = _log_likelihood(s, f, no_s, no_f, mid) <= cut
             np.copyto(lo, mid, where=out)
             np.copyto(hi, mid, where=~out)
-        lower = np.where(s > 0, lo, 0.0)  # the boundary lies in [lo, hi]: report the outer end
+        lower = np.where(no_s, 0.0, lo)  # the boundary lies in [lo, hi]: report the outer end
         lo, hi = phat.copy(), np.ones_like(phat)
         for _ in range(46):  # 2^-46 < 1.5e-14
             mid = 0.5 * (lo + hi)
             out = _log_likelihood(s, f, no_s, no_f, mid) <= cut
             np.copyto(hi, mid, where=out)
             np.copyto(lo, mid, where=~out)
-    upper = np.where(f > 0, hi, 1.0)
+    upper = np.where(no_f, 1.0, hi)
     return np.maximum.accumulate(lower), np.minimum.accumulate(upper)
 
 
