@@ -175,30 +175,6 @@ def test_buffer_layer_grows_selects_and_stops_at_its_limit():
         layer.update(k, v)
 
 
-def test_buffer_layer_grows_into_two_storages_it_keeps():
-    """Growth copies between two flat storages allocated once (fresh pages per growth cost page faults);
-    dropping rows reuses them too, and the views hold what concatenation would."""
-    gen = torch.Generator().manual_seed(1)
-    k0, v0 = torch.randn(4, 2, 3, 8, generator=gen), torch.randn(4, 2, 3, 8, generator=gen)
-    layer = llama.BufferLayer.filled(k0, v0, capacity=3 + 20)
-    keys, values = k0, v0
-    storages = set()
-    for step in range(20):
-        if step == 7:
-            idx = torch.tensor([0, 3])
-            layer.batch_select_indices(idx)
-            keys, values = keys[idx], values[idx]
-        rows = keys.shape[0]
-        k, v = torch.randn(rows, 2, 1, 8, generator=gen), torch.randn(rows, 2, 1, 8, generator=gen)
-        got_k, got_v = layer.update(k, v)
-        keys, values = torch.cat([keys, k], -2), torch.cat([values, v], -2)
-        assert torch.equal(got_k, keys) and torch.equal(got_v, values)
-        assert layer.kbuf.is_contiguous() and layer.kbuf.shape[-2] <= layer.length + layer.GROW
-        storages.add(layer.kbuf.untyped_storage().data_ptr())
-    assert len(storages) == 2
-    assert layer.kbuf.untyped_storage().data_ptr() != k0.untyped_storage().data_ptr()
-
-
 @pytest.mark.parametrize("grow", [1, 3, 1000])
 def test_samples_do_not_depend_on_the_buffer_growth_step(pair, monkeypatch, grow):
     """Attention reads the same values through any buffer stride: same samples, same bytes."""

@@ -130,11 +130,7 @@ class BufferLayer:
 
     ``keys``/``values`` are (rows, heads, length, head_dim) views of it. The buffer grows by ``GROW``
     positions at a time, up to ``limit``: attention reads a view with little room after it, which is
-    faster than a view into a buffer sized for the longest answer (same values either way).
-
-    Each growth copies the filled part into the other of two flat storages, sized once for ``limit``
-    positions and kept: a fresh allocation per growth can be new pages from the OS, whose page faults
-    cost more than the copy itself."""
+    faster than a view into a buffer sized for the longest answer (same values either way)."""
 
     GROW = 4
 
@@ -143,10 +139,6 @@ class BufferLayer:
     ):
         self.kbuf, self.vbuf, self.length = keys, values, length
         self.limit = keys.shape[-2] if limit is None else limit
-        # (keys, values) flat storages: the one the buffers are views of (None: the caller's tensors)
-        # and the spare the next growth copies into
-        self._used: tuple[torch.Tensor, torch.Tensor] | None = None
-        self._spare: tuple[torch.Tensor, torch.Tensor] | None = None
         self._views()
 
     @classmethod
@@ -171,13 +163,8 @@ class BufferLayer:
         """Fresh buffers for ``rows`` (None: all) with room for ``need`` positions, filled part copied."""
         cap = min(self.limit, need + self.GROW)
         n = self.kbuf.shape[0] if rows is None else rows.numel()
-        heads, dim = self.kbuf.shape[1], self.kbuf.shape[3]
-        shape, numel = (n, heads, cap, dim), n * heads * cap * dim
-        spare = self._spare
-        if spare is None or spare[0].numel() < numel:
-            full = n * heads * self.limit * dim
-            spare = (self.kbuf.new_empty(full), self.vbuf.new_empty(full))
-        kbuf, vbuf = (flat[:numel].view(shape) for flat in spare)
+        shape = (n, self.kbuf.shape[1], cap, self.kbuf.shape[3])
+        kbuf, vbuf = self.kbuf.new_empty(shape), self.vbuf.new_empty(shape)
         if rows is None:
             kbuf[:, :, : self.length] = self.keys
             vbuf[:, :, : self.length] = self.values
@@ -185,7 +172,6 @@ class BufferLayer:
             torch.index_select(self.keys, 0, rows, out=kbuf[:, :, : self.length])
             torch.index_select(self.values, 0, rows, out=vbuf[:, :, : self.length])
         self.kbuf, self.vbuf = kbuf, vbuf
-        self._used, self._spare = spare, self._used
         self._views()
 
     def update(
