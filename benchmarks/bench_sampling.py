@@ -4,6 +4,7 @@ Usage:
   python benchmarks/bench_sampling.py [--threads 2] [--prompts 4] [--n 256] [--ref-samples 8]
   python benchmarks/bench_sampling.py --device cuda --dtype bfloat16 --arch llama-1b   # or llama-7b
   python benchmarks/bench_sampling.py --arch tiny --n 8 --prompts 2                   # a smoke test
+  python benchmarks/bench_sampling.py --wait-policy default    # OpenMP threads spin before they sleep
 
 Every method runs side by side in one process on the same model with random weights (no download):
 ``--arch mini`` (the default) is a Llama the size of the mini run's (vocab ~2000, hidden 128, 4 layers);
@@ -30,11 +31,33 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import sys
 import time
 
-# idle OpenMP threads sleep instead of spinning: on a shared machine spinning threads make every method
-# several times slower and the comparison meaningless (set before torch starts its thread pool)
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+WAIT_POLICIES = ("passive", "active", "default")
+
+
+def _wait_policy(argv: list[str]) -> str | None:
+    """``--wait-policy`` (None if not given), read before torch loads OpenMP, which reads
+    OMP_WAIT_POLICY once."""
+    for i, a in enumerate(argv):
+        if a.startswith("--wait-policy="):
+            return a.split("=", 1)[1]
+        if a == "--wait-policy" and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+# passive (the default): idle OpenMP threads sleep instead of spinning. On a shared machine spinning
+# threads make every method several times slower and the comparison meaningless; on an idle one, waking
+# a sleeping thread for each small op costs more than the op (see docs/speed.md).
+_POLICY = _wait_policy(sys.argv)
+if _POLICY is None:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+elif _POLICY == "default":
+    os.environ.pop("OMP_WAIT_POLICY", None)  # libgomp's own: spin a while, then sleep
+elif _POLICY in WAIT_POLICIES:
+    os.environ["OMP_WAIT_POLICY"] = _POLICY.upper()
 
 import torch  # noqa: E402
 
@@ -201,6 +224,12 @@ def main() -> None:
         help="comma-separated batch sizes (rows per forward pass) to time ours with",
     )
     ap.add_argument("--max-new-tokens", type=int, default=64)
+    ap.add_argument(
+        "--wait-policy",
+        choices=WAIT_POLICIES,
+        help="OMP_WAIT_POLICY of torch's CPU threads: passive (if not given and the variable is not "
+        "set), active, or default (OpenMP's own: spin a while, then sleep)",
+    )
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -215,7 +244,8 @@ def main() -> None:
                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)  # fmt: skip
     params = sum(p.numel() for p in model.parameters())
     print(f"model: {args.arch} ({params / 1e6:.1f}M parameters, vocab {model.config.vocab_size}), "
-          f"{args.dtype} on {device}; threads {args.threads}; prompt tokens {[len(p) for p in prompts]}; "
+          f"{args.dtype} on {device}; threads {args.threads} (OMP_WAIT_POLICY "
+          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}); prompt tokens {[len(p) for p in prompts]}; "
           f"{args.prompts} prompts x n={n}, max_new_tokens={new}")  # fmt: skip
 
     def ours(m, bs, key="bench"):
