@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 import torch
 
-from probunlearn import bounds, models, qa, sampling
+from probunlearn import bounds, decoding, models, qa, sampling
 from probunlearn.steps import sample as sample_step
 
 COLORS = ["red", "blue", "green", "gold", "grey", "pink", "black", "white"]
@@ -81,7 +81,7 @@ def test_uniform_is_splitmix64():
     kt = torch.tensor(keys, dtype=torch.long)
     for step, attempt in [(0, 0), (1, 0), (7, 3), (63, 15), (1000, 1)]:
         got = sampling.uniform(kt, step, attempt).tolist()
-        counter = step * sampling.ATTEMPTS + attempt
+        counter = step * decoding.ATTEMPTS + attempt
         want = [_splitmix_ref(k & ((1 << 64) - 1), counter) for k in keys]
         assert got == want
     big = sampling.uniform(torch.arange(100_000, dtype=torch.long), 3)
@@ -151,6 +151,41 @@ def test_top_p_sample_distribution(temperature, top_p, scale):
         logits.expand(7, vocab), keys[100:107], 5, temperature=temperature, top_p=top_p
     )
     assert torch.equal(sub, toks[100:107])
+
+
+def _top_p_reference(logits, keys, step, temperature, top_p):
+    """top_p_sample's rejection loop written plainly: the nucleus test as the masked product."""
+    probs = torch.softmax(logits.float() / temperature, -1)
+    cum = probs.cumsum(-1)
+    out = []
+    for r in range(probs.shape[0]):
+        p, c = probs[r : r + 1], cum[r : r + 1]
+        for attempt in range(decoding.ATTEMPTS - 1):
+            u = decoding.uniform(keys[r : r + 1], step, attempt)
+            target = (u * c[:, -1].to(torch.float64)).to(c.dtype).unsqueeze(-1)
+            j = torch.searchsorted(c, target, right=True).clamp_max_(p.shape[-1] - 1)
+            pj = p.gather(-1, j)
+            if bool(pj > 0) and (top_p >= 1.0 or float((p * (p > pj)).sum(-1)) < top_p):
+                out.append(int(j))
+                break
+        else:
+            u = decoding.uniform(keys[r : r + 1], step, decoding.ATTEMPTS - 1)
+            out.append(int(decoding.sorted_top_p_draw(p, u, top_p)))
+    return torch.tensor(out)
+
+
+@pytest.mark.parametrize("top_p", [0.9, 0.3, 0.02])
+def test_top_p_sample_equals_its_plain_reference(top_p):
+    """Same tokens as the rejection loop written plainly, with ties, -inf logits and a peaked row."""
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(64, 500, generator=g) * 3
+    logits[::3, ::2] = float("-inf")
+    logits[1::4, 100:200] = 1.25  # ties
+    logits[2, 7] = 40.0
+    keys = torch.tensor(sampling.sample_keys("ref", 0, ["x"] * 64, list(range(64))))
+    for step in range(4):
+        got = sampling.top_p_sample(logits, keys, step, temperature=0.8, top_p=top_p)
+        assert torch.equal(got, _top_p_reference(logits, keys, step, 0.8, top_p))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -112,7 +112,9 @@ def top_p_sample(
         pj = p_.gather(-1, j)
         ok = pj.squeeze(-1) > 0
         if top_p < 1.0:
-            ok &= (p_ * (p_ > pj)).sum(-1) < top_p
+            # the mass of the tokens more likely than j (the same sum as of p_ * (p_ > pj), without
+            # turning the mask into floats)
+            ok &= torch.where(p_ > pj, p_, 0.0).sum(-1) < top_p
         if todo is None:
             if bool(ok.all()):
                 return j.squeeze(-1)
