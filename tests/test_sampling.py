@@ -81,7 +81,7 @@ def test_uniform_is_splitmix64():
     kt = torch.tensor(keys, dtype=torch.long)
     for step, attempt in [(0, 0), (1, 0), (7, 3), (63, 15), (1000, 1)]:
         got = sampling.uniform(kt, step, attempt).tolist()
-        counter = step * decoding.ATTEMPTS + attempt
+        counter = step * sampling.ATTEMPTS + attempt
         want = [_splitmix_ref(k & ((1 << 64) - 1), counter) for k in keys]
         assert got == want
     big = sampling.uniform(torch.arange(100_000, dtype=torch.long), 3)

@@ -220,23 +220,23 @@ def binary_confidence_sequence(x: ArrayLike, alpha: float = 0.01) -> tuple[Float
     # log ratio(p) = log B(1/2 + s, 1/2 + f) - log B(1/2, 1/2) - log p^s (1 - p)^f >= log(1/alpha)
     # <=> log p^s (1 - p)^f <= cut
     cut = betaln(0.5 + s, 0.5 + f) - betaln(0.5, 0.5) - math.log(1.0 / a)
-    # lower end in [0, phat]: the ratio decreases there and is <= 1 < 1/alpha at phat
+    # lower end in [0, phat], upper in [phat, 1]: the ratio is monotone on each side and is
+    # <= 1 < 1/alpha at phat
     no_s, no_f = s <= 0, f <= 0
+
+    def outer_end(outer: FloatArray, inner: FloatArray) -> FloatArray:
+        # bisection between outer (log-likelihood <= cut) and inner (> cut); the boundary lies
+        # between them: report the outer end
+        for _ in range(46):  # 2^-46 < 1.5e-14
+            mid = 0.5 * (outer + inner)
+            out = _log_likelihood(s, f, no_s, no_f, mid) <= cut
+            np.copyto(outer, mid, where=out)
+            np.copyto(inner, mid, where=~out)
+        return outer
+
     with np.errstate(divide="ignore", invalid="ignore"):
-        lo, hi = np.zeros_like(phat), phat.copy()
-        for _ in range(46):  # 2^-46 < 1.5e-14
-            mid = 0.5 * (lo + hi)
-            out = _log_likelihood(s, f, no_s, no_f, mid) <= cut
-            np.copyto(lo, mid, where=out)
-            np.copyto(hi, mid, where=~out)
-        lower = np.where(no_s, 0.0, lo)  # the boundary lies in [lo, hi]: report the outer end
-        lo, hi = phat.copy(), np.ones_like(phat)
-        for _ in range(46):  # 2^-46 < 1.5e-14
-            mid = 0.5 * (lo + hi)
-            out = _log_likelihood(s, f, no_s, no_f, mid) <= cut
-            np.copyto(hi, mid, where=out)
-            np.copyto(lo, mid, where=~out)
-    upper = np.where(no_f, 1.0, hi)
+        lower = np.where(no_s, 0.0, outer_end(np.zeros_like(phat), phat.copy()))
+        upper = np.where(no_f, 1.0, outer_end(np.ones_like(phat), phat.copy()))
     return np.maximum.accumulate(lower), np.minimum.accumulate(upper)
 
 
