@@ -363,3 +363,23 @@ def test_bench_sampling_smoke(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "same samples: True" in out
     assert "of the bandwidth roofline" in out and "% of the peak" in out
+
+
+def test_decode_bounds_smoke(capsys):
+    """benchmarks/decode_bounds.py on the tiny model: its shared-prefix attention is the model's
+    attention up to rounding (else the bound it prints would be about another computation)."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "decode_bounds.py"
+    spec = importlib.util.spec_from_file_location("decode_bounds", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    attention = llama.Attention.forward
+    bench.main(["--arch", "tiny", "--rows", "5", "--new", "6", "--reps", "1"])
+    assert llama.Attention.forward is attention  # the patch is undone
+    out = capsys.readouterr().out
+    assert out.count("engine / ideal = ") == 2 and out.count("engine / shared prefix = ") == 2
+    diff = float(re.search(r"largest \|logit difference\| (\S+)", out).group(1))
+    assert diff < 1e-4
