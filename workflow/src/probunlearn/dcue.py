@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from probunlearn import metrics_io
 
@@ -436,6 +435,9 @@ def dcue(
     else:
         delta = float(np.clip(s_v, min(0.0, s_f), max(0.0, s_f)))
     corrected = uf - delta
+    # scipy.stats takes 1-1.5 s to import: only the jobs that run a KS test pay it
+    from scipy import stats
+
     res = stats.ks_2samp(corrected, ov)
     raw = stats.ks_2samp(uf, ov)
     before = stats.ks_2samp(of, ov)
@@ -533,4 +535,6 @@ def meta_evaluation(table: pl.DataFrame, *, gold: str = "forget_quality") -> pl.
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     if a.size < 3 or np.all(a == a[0]) or np.all(b == b[0]):
         return float("nan")
+    from scipy import stats
+
     return float(stats.spearmanr(a, b).statistic)
