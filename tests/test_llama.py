@@ -347,15 +347,21 @@ def test_a_model_job_does_not_import_transformers(every_checkpoint):
     assert not any(w.startswith("probunlearn.") for w in out.stdout.split())
 
 
-def test_bench_sampling_smoke(monkeypatch, capsys):
-    """benchmarks/bench_sampling.py --arch tiny --device cpu: the code path of the GPU benchmark."""
+def _benchmark(name: str):
+    """The module of the script benchmarks/<name>.py."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sampling.py"
-    spec = importlib.util.spec_from_file_location("bench_sampling", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_sampling_smoke(monkeypatch, capsys):
+    """benchmarks/bench_sampling.py --arch tiny --device cpu: the code path of the GPU benchmark."""
+    bench = _benchmark("bench_sampling")
     argv = ["bench_sampling.py", "--arch", "tiny", "--device", "cpu", "--n", "4", "--prompts", "2"]
     argv += ["--ref-samples", "1", "--batch-sizes", "8", "--max-new-tokens", "6", "--threads", "1"]
     monkeypatch.setattr(sys, "argv", argv)
@@ -368,14 +374,9 @@ def test_bench_sampling_smoke(monkeypatch, capsys):
 def test_decode_bounds_smoke(capsys):
     """benchmarks/decode_bounds.py on the tiny model: its shared-prefix attention is the model's
     attention up to rounding (else the bound it prints would be about another computation)."""
-    import importlib.util
     import re
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "decode_bounds.py"
-    spec = importlib.util.spec_from_file_location("decode_bounds", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _benchmark("decode_bounds")
     attention = llama.Attention.forward
     bench.main(["--arch", "tiny", "--rows", "5", "--new", "6", "--reps", "1"])
     assert llama.Attention.forward is attention  # the patch is undone
