@@ -23,7 +23,9 @@ distribution), stopping at eos. With random weights eos is rarely drawn, so near
 Then the decode step alone, for the first batch size: its time, and the fraction of the memory-bandwidth
 roofline it reaches, (bytes of weights + KV cache read per step / measured copy bandwidth) / step time;
 and the arithmetic it does per second against a large fp32 (or ``--dtype``) matmul's, as the fraction
-of the measured peak.
+of the measured peak. Last, one block of that many rows decoded with the engine's KV cache, with a static
+KV cache, and (CUDA) with the static step captured as a CUDA graph, side by side
+(``benchmarks/static_decode.py``).
 """
 
 from __future__ import annotations
@@ -193,18 +195,22 @@ def decode_step(model, rows: int, context: int, device: torch.device, steps: int
             model(input_ids=tok, position_ids=pos, past_key_values=cache, use_cache=True)
         _sync(device)
     step = (time.perf_counter() - t0) / steps
-    weights = {p.data_ptr(): p.numel() * p.element_size() for p in model.parameters()}
     emb = model.model.embed_tokens.weight
-    # the embedding is gathered (rows of it), not read whole; tied, it is read whole as the lm_head
-    w_bytes = sum(weights.values()) - (
-        0 if cfg.tie_word_embeddings else emb.numel() * emb.element_size()
-    )
     kv_len = context + steps // 2
     kv_bytes = 2 * cfg.num_hidden_layers * rows * heads * kv_len * dim * emb.element_size()
     matmul_params = sum(p.numel() for n, p in model.named_parameters() if p.dim() == 2)
     matmul_params -= 0 if cfg.tie_word_embeddings else emb.numel()
     flops = 2 * rows * matmul_params + 4 * rows * cfg.num_hidden_layers * kv_len * cfg.hidden_size
-    return step, w_bytes + kv_bytes, flops
+    return step, weight_bytes(model) + kv_bytes, flops
+
+
+def weight_bytes(model) -> int:
+    """Bytes of the weights one decode step reads: all of them but the embedding, which is gathered (a
+    few rows of it), unless it is tied to the lm_head, which reads it whole."""
+    weights = {p.data_ptr(): p.numel() * p.element_size() for p in model.parameters()}
+    emb = model.model.embed_tokens.weight
+    untied = 0 if model.config.tie_word_embeddings else emb.numel() * emb.element_size()
+    return sum(weights.values()) - untied
 
 
 def main() -> None:
@@ -319,6 +325,12 @@ def main() -> None:
           f"{rows / step:.0f} tokens/s; reads {nbytes / 1e6:.1f} MB at {bw / 1e9:.1f} GB/s measured: "
           f"{nbytes / bw / step:.1%} of the bandwidth roofline; {flops / step / 1e9:.1f} GFLOP/s of a "
           f"{peak / 1e9:.1f} GFLOP/s {args.dtype} matmul: {flops / step / peak:.1%} of the peak")  # fmt: skip
+
+    # a static KV cache and a CUDA graph against the engine's cache (benchmarks/static_decode.py)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import static_decode
+
+    print("\n".join(static_decode.compare(model, prompts[0], rows, new)))
 
 
 if __name__ == "__main__":

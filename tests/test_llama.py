@@ -369,6 +369,7 @@ def test_bench_sampling_smoke(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "same samples: True" in out
     assert "of the bandwidth roofline" in out and "% of the peak" in out
+    assert "engine / static = " in out and "static+graph: CUDA only" in out
 
 
 def test_decode_bounds_smoke(capsys):
@@ -384,3 +385,21 @@ def test_decode_bounds_smoke(capsys):
     assert out.count("engine / ideal = ") == 2 and out.count("engine / shared prefix = ") == 2
     diff = float(re.search(r"largest \|logit difference\| (\S+)", out).group(1))
     assert diff < 1e-4
+
+
+def test_static_decode_smoke(capsys, tmp_path_factory, tok):
+    """benchmarks/static_decode.py on the tiny model, GQA included: the static KV cache's step is the
+    engine's step up to rounding (else its timing would be about another computation). The CUDA graph path needs a GPU; on CPU the table says so."""
+    import re
+
+    bench = _benchmark("static_decode")
+    bench.main(["--arch", "tiny", "--rows", "5", "--new", "6", "--reps", "1"])
+    gqa = models.load_model(_checkpoint(tmp_path_factory, tok, "gqa"), device="cpu")
+    assert gqa.config.num_key_value_heads < gqa.config.num_attention_heads
+    lines = bench.compare(gqa, qa.prompt_ids(tok, "Who wrote the red book?"), rows=3, new=5, reps=1)
+    out = capsys.readouterr().out + "\n".join(lines)
+    assert out.count("engine / static = ") == 2
+    diffs = [float(d) for d in re.findall(r"largest \|logit difference\| (\S+);", out)]
+    assert len(diffs) == 2 and max(diffs) < 1e-4
+    assert out.count("same tokens drawn: ") == 2  # True here; rounding may flip a draw elsewhere
+    assert out.count("static+graph: CUDA only") == 2
