@@ -570,3 +570,23 @@ def test_evaluate_muse_knowmem_sampled(zoo, tmp_path):
     samples = pl.read_parquet(out / "samples" / "a" / "shard-0.parquet")
     assert not samples["text"].str.contains("\n\n").any(), "answers are cut at MUSE's stops"
     assert samples.filter(~pl.col("greedy"))["n_tokens"].max() <= 32  # MUSE's knowmem length
+
+
+@pytest.mark.parametrize("fmt", ["phi", "llama2"])
+def test_tofu_settings_of_evaluate_are_the_paper_presets(fmt, root):
+    """``probunlearn evaluate``'s TOFU encoding and lengths are those of workflow/defaults/paper.yaml
+    (TOFU's eval_everything.yaml, which the conformance table checks), generation batch included:
+    TOFU's 200-token budget counts the left-padded prompt, so the batch changes the answers."""
+    import yaml
+
+    from probunlearn.evaluate.jobs import tofu_tags
+
+    paper = yaml.safe_load((root / "workflow" / "defaults" / "paper.yaml").read_text())["tofu_eval"]
+    tags = tofu_tags(fmt)
+    for key in ("ds_size", "max_length", "generation_max_length", "generation_batch_size"):
+        assert tags[key] == paper[key], key
+    assert tags["generation_batch_size"] == 30
+    if fmt == "phi":
+        assert {k: tags[k] for k in ("question_start_tag", "question_end_tag", "answer_tag")} == {
+            k: paper[k] for k in ("question_start_tag", "question_end_tag", "answer_tag")
+        }

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from probunlearn.io import write_parquet
 
-TOFU_LIMITS = {"ds_size": 300, "max_length": 200, "generation_max_length": 200}
+# TOFU's config/eval_everything.yaml: 300 questions a set, 200 tokens, and greedy generation in batches
+# of 30, left-padded: the padded prompt counts towards the 200, so the batch sets each answer's budget
+TOFU_LIMITS = {
+    "ds_size": 300,
+    "max_length": 200,
+    "generation_max_length": 200,
+    "generation_batch_size": 30,
+}
 
 
 def write_sets(config: Mapping, out_paths: Mapping[str, str]) -> None:
@@ -68,7 +75,7 @@ def tofu_tags(tofu_format: str) -> dict:
     quality and model utility of ``probunlearn evaluate`` are computed exactly as TOFU computes them."""
     if tofu_format not in TOFU_TAGS:
         raise ValueError(f"tofu_format {tofu_format!r}: expected one of {sorted(TOFU_TAGS)}")
-    return {**TOFU_TAGS[tofu_format], **TOFU_LIMITS, "generation_batch_size": 16}
+    return {**TOFU_TAGS[tofu_format], **TOFU_LIMITS}
 
 
 def teacher(
