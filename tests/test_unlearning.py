@@ -127,11 +127,17 @@ def test_deterministic(qa_target, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("layer", "params", "expected_layers"),
-    [(1, None, {0, 1}), (1, [1], {1}), (0, None, {0})],
+    ("layer", "params", "span", "weights", "expected_layers"),
+    [
+        (1, None, None, "mlp", {0, 1}),
+        (1, [1], None, "mlp", {1}),
+        (0, None, None, "mlp", {0}),
+        (1, None, 1, "mlp", {1}),
+        (1, None, 3, "down", {0, 1}),  # WMDP's: down_proj of layers l-2..l (clipped at 0)
+    ],
 )
 def test_rmu_changes_only_the_intended_mlp_weights(
-    qa_target, tmp_path, layer, params, expected_layers
+    qa_target, tmp_path, layer, params, span, weights, expected_layers
 ):
     target = qa_target[0]
     res = _run(
@@ -144,6 +150,8 @@ def test_rmu_changes_only_the_intended_mlp_weights(
         warmup_ratio=0.0,
         rmu_layer=layer,
         rmu_params=params,
+        rmu_span=span,
+        rmu_weights=weights,
         rmu_c=2.0,
         rmu_alpha=10.0,
         lambda_f=0.0,
@@ -151,7 +159,8 @@ def test_rmu_changes_only_the_intended_mlp_weights(
     before = load_file(f"{target}/model.safetensors")
     after = _state(tmp_path / "rmu")
     changed = {k for k in before if not torch.equal(before[k], after[k])}
-    expected = {k for k in before if any(f"layers.{i}.mlp." in k for i in expected_layers)}
+    part = "mlp." if weights == "mlp" else "mlp.down_proj.weight"
+    expected = {k for k in before if any(f"layers.{i}.{part}" in k for i in expected_layers)}
     assert expected and changed == expected
     assert res["trainable_parameters"] == sum(before[k].numel() for k in expected)
     hist = res["history"]
@@ -165,6 +174,17 @@ def test_rmu_parameter_names():
     names = unlearning.rmu_parameter_names(model, [1])
     assert names and all(n.startswith("model.layers.1.mlp.") for n in names)
     assert {n.rsplit(".", 2)[-2] for n in names} == {"gate_proj", "up_proj", "down_proj"}
+    assert unlearning.rmu_parameter_names(model, [0, 1], "down") == [
+        "model.layers.0.mlp.down_proj.weight",
+        "model.layers.1.mlp.down_proj.weight",
+    ]
+    with pytest.raises(ValueError, match="rmu_weights"):
+        unlearning.rmu_parameter_names(model, [1], "attn")
+    from transformers import PhiConfig, PhiForCausalLM
+
+    cfg = dict(hidden_size=16, intermediate_size=32, num_attention_heads=2, num_hidden_layers=2)
+    phi = PhiForCausalLM(PhiConfig(vocab_size=len(tok), **cfg))
+    assert unlearning.rmu_parameter_names(phi, [1], "down") == ["model.layers.1.mlp.fc2.weight"]
 
 
 def test_jsonl_log(qa_target, tmp_path):
@@ -187,6 +207,8 @@ def test_jsonl_log(qa_target, tmp_path):
         (dict(method="npo", beta=0.0), "beta"),
         (dict(method="rmu", rmu_layer=5), "rmu_layer"),
         (dict(method="rmu", rmu_layer=0, rmu_params=[1]), "rmu_params"),
+        (dict(method="rmu", rmu_weights="all"), "rmu_weights"),
+        (dict(method="rmu", rmu_span=0), "rmu_span"),
     ],
 )
 def test_bad_settings(qa_target, tmp_path, kw, match):

@@ -64,16 +64,50 @@ def decoder_layers(model: nn.Module) -> nn.ModuleList:
     raise ValueError(f"cannot find the decoder layers of {type(model).__name__}")
 
 
-def rmu_parameter_names(model: nn.Module, layers: Sequence[int]) -> list[str]:
-    """Names (as in ``model.named_parameters()``) of the MLP weights of the given decoder layers."""
+RMU_WEIGHTS = ("mlp", "down")
+MLP_OUT = ("down_proj", "fc2", "c_proj")  # the MLP's output projection: Llama/Mistral, Phi, GPT-2
+
+
+def rmu_parameter_names(model: nn.Module, layers: Sequence[int], weights: str = "mlp") -> list[str]:
+    """Names (as in ``model.named_parameters()``) of the weights RMU trains in the given decoder
+    layers: ``"mlp"`` every parameter of their MLP, ``"down"`` only the weight of the MLP's output
+    projection (WMDP's ``param_ids=6`` on Zephyr, ``mlp.down_proj.weight``; Phi's ``fc2``)."""
+    if weights not in RMU_WEIGHTS:
+        raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {weights!r}")
     blocks = decoder_layers(model)
     wanted: set[int] = set()
     for i in layers:
         mlp = getattr(blocks[i], "mlp", None)
         if mlp is None:
             raise ValueError(f"decoder layer {i} of {type(model).__name__} has no .mlp")
-        wanted |= {id(p) for p in mlp.parameters()}
+        if weights == "mlp":
+            wanted |= {id(p) for p in mlp.parameters()}
+            continue
+        out = next((getattr(mlp, n) for n in MLP_OUT if hasattr(mlp, n)), None)
+        if out is None:
+            raise ValueError(
+                f"the MLP of decoder layer {i} of {type(model).__name__} has none of {list(MLP_OUT)}"
+            )
+        wanted.add(id(out.weight))
     return [n for n, p in model.named_parameters() if id(p) in wanted]
+
+
+def rmu_layers(layer: int, params: Sequence[int] | None, span: int | None) -> list[int]:
+    """The decoder layers RMU trains: ``params`` if given, else the ``span`` layers up to and
+    including ``layer`` (WMDP: 3, layers ℓ-2..ℓ), else every layer ``0..layer``."""
+    if params is not None:
+        chosen = [int(i) for i in params]
+    elif span is not None:
+        if int(span) < 1:
+            raise ValueError(f"rmu_span must be >= 1, got {span}")
+        chosen = list(range(max(0, layer - int(span) + 1), layer + 1))
+    else:
+        chosen = list(range(layer + 1))
+    if not chosen or any(not 0 <= i <= layer for i in chosen):
+        raise ValueError(
+            f"rmu_params must be non-empty layer indices in [0, {layer}], got {params}"
+        )
+    return chosen
 
 
 class _LayerTap:
@@ -281,6 +315,8 @@ def unlearn(
     rmu_c: float = 6.5,
     rmu_alpha: float = 1200.0,
     rmu_params: Sequence[int] | None = None,
+    rmu_span: int | None = None,
+    rmu_weights: str = "mlp",
     seed: int = 0,
     template: str = qa.DEFAULT_TEMPLATE,
     threads: int | None = None,
@@ -302,7 +338,8 @@ def unlearn(
     adapter (adapter_config.json naming ``target_dir`` as its base, adapter_model.safetensors) and
     the tokenizer, which :func:`probunlearn.models.load_model` loads on its base unmerged. NPO and
     RMU use the model with its adapter disabled as the frozen reference, not a copy of the weights;
-    RMU's adapter sits on its layers ``rmu_params`` only.
+    RMU's adapter sits on its trained layers only (``rmu_params``/``rmu_span``), on the adapter's
+    ``target_modules`` of them (``rmu_weights`` does not apply).
 
     ``forget``/``retain`` have columns ``question`` and ``answer`` (others are ignored).
     ``chunk_length`` (MUSE): they are corpora instead, one text per row in ``answer``, cut into
@@ -317,8 +354,10 @@ def unlearn(
     - ``"rmu"``: steer the layer-``rmu_layer`` activations (output of that decoder layer) on all
       non-padding tokens of the forget question+answer to ``rmu_c·u`` (``u`` a seeded random unit
       vector) and keep those on the retain text close to the frozen target's (weight ``rmu_alpha``;
-      ``retain_weight`` is not used). Only the MLP weights of the layers ``rmu_params`` are trained
-      (default: every layer ``0..rmu_layer``; WMDP trains layers ℓ-2..ℓ, and only ``down_proj``).
+      ``retain_weight`` is not used). Only MLP weights of the layers ``rmu_params`` are trained:
+      every one (``rmu_weights="mlp"``) or the output projection's (``"down"``). Without
+      ``rmu_params``, the ``rmu_span`` layers up to ``rmu_layer``, or all of ``0..rmu_layer``
+      without it. WMDP trains ``down_proj`` of layers ℓ-2..ℓ: ``rmu_span=3, rmu_weights="down"``.
       ``rmu_layer`` defaults to ``num_layers // 4`` (WMDP uses 7 of Zephyr's 32); ``rmu_c=6.5`` and
       ``rmu_alpha=1200`` are WMDP's Zephyr-7B values, which a config should tune per model.
     - ``"idk"`` (TOFU): CE of the forget questions answered with a refusal (a random line of
@@ -379,6 +418,10 @@ def unlearn(
         raise ValueError(f"retain_weight must be >= 0, got {retain_weight}")
     if base == "rmu" and rmu_alpha < 0:
         raise ValueError(f"rmu_alpha must be >= 0, got {rmu_alpha}")
+    if rmu_weights not in RMU_WEIGHTS:
+        raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {rmu_weights!r}")
+    if rmu_span is not None and int(rmu_span) < 1:
+        raise ValueError(f"rmu_span must be >= 1, got {rmu_span}")
     if lr_schedule not in ("cosine", "constant"):
         raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
     if chunk_length is not None and base in REFUSAL_METHODS:
@@ -414,11 +457,7 @@ def unlearn(
         layer = n_layers // 4 if rmu_layer is None else int(rmu_layer)
         if not 0 <= layer < n_layers:
             raise ValueError(f"rmu_layer must be in [0, {n_layers - 1}], got {rmu_layer}")
-        chosen = list(range(layer + 1)) if rmu_params is None else [int(i) for i in rmu_params]
-        if not chosen or any(not 0 <= i <= layer for i in chosen):
-            raise ValueError(
-                f"rmu_params must be non-empty layer indices in [0, {layer}], got {rmu_params}"
-            )
+        chosen = rmu_layers(layer, rmu_params, rmu_span)
     if lora is not None:
         model = add_lora(model, lora, layers=chosen)
         trainable = [p for p in model.parameters() if p.requires_grad]
@@ -431,7 +470,7 @@ def unlearn(
         objective.ref = ref
     if base == "rmu":
         if lora is None:
-            names = set(rmu_parameter_names(model, chosen))
+            names = set(rmu_parameter_names(model, chosen, rmu_weights))
             for n, p in model.named_parameters():
                 p.requires_grad_(n in names)
             trainable = [p for p in model.parameters() if p.requires_grad]
