@@ -126,3 +126,13 @@ def test_cli_prints_the_effective_config_and_its_sources(capsys):
     sources = yaml.safe_load(capsys.readouterr().out)
     assert sources["run"] == files[0]
     assert sources["unlearning.hparams.lr"] == "workflow/defaults/paper.yaml"
+
+
+def test_render_cli_writes_the_path_given_and_treats_help_as_help(tmp_path, capsys):
+    out = tmp_path / "table.md"
+    assert conformance.main([str(out)]) == 0
+    assert out.read_text() == conformance.render_markdown()
+    with pytest.raises(SystemExit) as exit_:
+        conformance.main(["--help"])
+    assert exit_.value.code == 0 and "usage:" in capsys.readouterr().out
+    assert not (tmp_path / "--help").exists() and not os.path.exists("--help")

@@ -181,8 +181,14 @@ def render_markdown(root: str | Path = ".") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the rendered table to the path given (default docs/conformance.md)."""
-    argv = sys.argv[1:] if argv is None else argv
-    path = Path(argv[0] if argv else "docs/conformance.md")
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="python -m probunlearn.conformance",
+        description="Render workflow/defaults/conformance.yaml as a markdown table.",
+    )
+    ap.add_argument("path", nargs="?", default="docs/conformance.md", help="the file to write")
+    path = Path(ap.parse_args(sys.argv[1:] if argv is None else argv).path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(render_markdown())
