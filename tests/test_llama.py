@@ -403,3 +403,18 @@ def test_static_decode_smoke(capsys, tmp_path_factory, tok):
     assert len(diffs) == 2 and max(diffs) < 1e-4
     assert out.count("same tokens drawn: ") == 2  # True here; rounding may flip a draw elsewhere
     assert out.count("static+graph: CUDA only") == 2
+
+
+def test_unlearning_memory_rates():
+    """benchmarks/unlearning_memory.py --as-run: the saved bytes per token it scales up. A layer
+    keeps several hidden-sized fp32 tensors, and with checkpointing only its input (hidden × 4 B); the
+    loss keeps a few fp32 copies of each logit."""
+    bench = _benchmark("unlearning_memory")
+    hidden = bench.ARCHS["llama-1b"]["hidden_size"]
+    per_layer, per_vocab, _ = bench.activation_rates("llama-1b", lora=False)
+    kept, kept_vocab, _ = bench.activation_rates("llama-1b", lora=False, recompute=True)
+    assert per_layer > 10 * hidden * 4
+    assert kept == hidden * 4
+    assert (
+        3 <= per_vocab <= 16 and kept_vocab == per_vocab
+    )  # log-softmax of all but the last position

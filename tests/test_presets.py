@@ -180,3 +180,19 @@ def test_presets_are_valid_configs(root, default_config):
     assert {p.stem for p in (root / "workflow/presets").glob("*.yaml")} == set(PRESET_JOBS) | {
         "local-data"
     }
+
+
+def test_unlearning_params_of_the_presets(root):
+    """What an unlearning job receives: the GPU presets recompute layers in the backward pass and
+    train WMDP's RMU weights; the mini run's params carry no checkpointing key (so they did not change)."""
+    import yaml as _yaml
+
+    def hparams(overlay: dict | None) -> dict:
+        return Design(effective_config(overlay, root, None)).unlearn_hparams("rmu-forget10-f0-r0")
+
+    phi = hparams(_yaml.safe_load((root / "workflow/presets/tofu-phi.yaml").read_text()))
+    assert phi["gradient_checkpointing"] is True
+    assert (phi["rmu_layer"], phi["rmu_span"], phi["rmu_weights"]) == (7, 3, "down")
+    mini = hparams({})
+    assert "gradient_checkpointing" not in mini
+    assert (mini["rmu_layer"], mini["rmu_span"], mini["rmu_weights"]) == (2, 3, "mlp")

@@ -407,6 +407,7 @@ class CausalLM(nn.Module):
 
     backbone: type[nn.Module] = nn.Module
     head_bias = False
+    gradient_checkpointing = False
 
     def __init__(self, cfg: Config):
         super().__init__()
@@ -424,6 +425,12 @@ class CausalLM(nn.Module):
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.model.embed_tokens
+
+    def gradient_checkpointing_enable(self) -> None:
+        """In training with gradients, keep only each decoder layer's input and recompute the layer in
+        the backward pass (``torch.utils.checkpoint``, non-reentrant, the random state restored): the
+        same values, far less memory (transformers' method of the same name)."""
+        self.gradient_checkpointing = True
 
     def forward(
         self,
@@ -453,8 +460,14 @@ class CausalLM(nn.Module):
                 )
         mask = causal_mask(attention_mask, batch, q_len, past)
         cos, sin = self.model.rotary(position_ids, h)
+        recompute = self.gradient_checkpointing and self.training and torch.is_grad_enabled()
         for layer in self.model.layers:
-            h = layer(h, cos, sin, mask, cache)
+            if recompute:
+                from torch.utils.checkpoint import checkpoint
+
+                h = checkpoint(layer, h, cos, sin, mask, cache, use_reentrant=False)
+            else:
+                h = layer(h, cos, sin, mask, cache)
         h = self.model.final_norm(h)
         if logits_to_keep:
             h = h[:, -logits_to_keep:, :]

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from probunlearn import losses, models, optim, qa, training
+from probunlearn import llama, losses, models, optim, qa, training
 from probunlearn.io import atomic_write
 
 METHODS = ("ga", "gd", "npo", "npo_eo", "rmu", "idk", "dpo", "simnpo")
@@ -330,6 +330,7 @@ def unlearn(
     refusals: Sequence[str] | None = None,
     chunk_length: int | None = None,
     lr_schedule: str = "cosine",
+    gradient_checkpointing: bool = False,
 ) -> dict:
     """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
 
@@ -347,6 +348,8 @@ def unlearn(
     token after BOS a label; an epoch is one pass over the forget chunks, each paired with a retain
     chunk as a question is paired with a retain question. IDK and DPO need questions and refuse it.
     ``lr_schedule``: ``"cosine"`` (TOFU, the paper) or ``"constant"`` (MUSE), both after the warmup.
+    ``gradient_checkpointing``: keep only each decoder layer's input for the backward pass and
+    recompute the rest there (the same values; a 7B model's step on a GPU needs it to fit).
 
     Methods (losses in :mod:`probunlearn.losses`):
     - ``"ga"``: ``-CE(forget)``; ``"gd"``: ``retain_weight·CE(retain) - CE(forget)``;
@@ -449,6 +452,15 @@ def unlearn(
     model = models.load_model(target_dir, dtype="float32", device=device, native=lora is None)
     dev = next(model.parameters()).device
 
+    if gradient_checkpointing:
+        if isinstance(model, llama.CausalLM):
+            model.gradient_checkpointing_enable()
+        elif hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2x
+            model.activation_checkpointing_enable({"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
     ref = None
     trainable = list(model.parameters())
     layer = chosen = None

@@ -315,6 +315,8 @@ class Design:
         out = {**self.ul["hparams"], **self.ul["overrides"].get(recipe["method"], {})}
         if self.ul.get("lora"):
             out["lora"] = canon(self.ul["lora"])
+        if self.ul.get("gradient_checkpointing"):  # only when on: a run without it keeps its params
+            out["gradient_checkpointing"] = True
         if recipe["split"] == MUSE_SPLIT:  # a corpus: MUSE's chunks
             out["chunk_length"] = self.config["muse"]["max_len"]
         return canon(out)
