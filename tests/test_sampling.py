@@ -711,3 +711,15 @@ def test_sequential_validation(model, tok):
         )
     with pytest.raises(ValueError, match=r"q must be in \(0, 1\)"):
         sampling.sample_sequential(model, tok, IDS[:2], QUESTIONS[:2], score, q=1.5, **SEQ)
+
+
+def test_answer_text_cuts_at_the_stops_before_stripping():
+    """MUSE's knowmem cuts the raw output at its stop strings: an answer that opens with a blank line
+    is empty, not the line after it. Without stops an answer is only stripped."""
+    from probunlearn.muse import KNOWMEM_STOPS
+
+    raw = "\n\nDan Jarvis\n\nQuestion: next"
+    assert sampling.answer_text(raw, KNOWMEM_STOPS) == ""
+    assert sampling.answer_text(" Dan Jarvis\n\nQuestion: next", KNOWMEM_STOPS) == "Dan Jarvis"
+    assert sampling.answer_text(" 1472 Question: x", KNOWMEM_STOPS) == "1472"
+    assert sampling.answer_text(raw) == raw.strip()

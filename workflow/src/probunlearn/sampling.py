@@ -55,6 +55,7 @@ from probunlearn.decoding import (
 
 __all__ = [
     "ATTEMPTS",
+    "answer_text",
     "sample_answers",
     "sample_keys",
     "sample_sequential",
@@ -63,6 +64,17 @@ __all__ = [
     "top_p_sample",
     "uniform",
 ]
+
+
+def answer_text(decoded: str, stops: Sequence[str] = ()) -> str:
+    """A decoded answer as it is stored and scored: cut at the first of ``stops``, then stripped.
+    The cut comes first, as MUSE's knowmem cuts the raw output: an answer that opens with a blank
+    line is empty there, not the text after it."""
+    if stops:
+        decoded = decoded[
+            : min((i for i in map(decoded.find, stops) if i >= 0), default=len(decoded))
+        ]
+    return decoded.strip()
 
 
 def sample_answers(
@@ -83,6 +95,7 @@ def sample_answers(
     pack_prompts: bool = False,
     device: str | torch.device | None = None,
     progress: bool = True,
+    stops: Sequence[str] = (),
 ) -> pl.DataFrame:
     """The greedy answer and ``n`` sampled answers for each prompt, one row per (prompt, sample).
 
@@ -95,7 +108,8 @@ def sample_answers(
     the greedy answer). ``batch_size``: max rows per forward pass. ``pack_prompts``: let rows of different
     prompts share a forward pass (left padding); by default they never do, so that a prompt's rows do not
     depend on the other prompts (see the module docstring). ``device``: None = the model's device,
-    otherwise resolved with :func:`models.resolve_device` and the model is moved there.
+    otherwise resolved with :func:`models.resolve_device` and the model is moved there. ``stops``:
+    each text is cut at the first of these strings, then stripped (see :func:`answer_text`).
     """
     ids, questions = [str(i) for i in ids], list(questions)
     check_settings(n, top_p, temperature, max_new_tokens, batch_size)
@@ -154,7 +168,7 @@ def sample_answers(
     seqs = [res[r][0] for r in order]
     uniq = {id(s): s for s in seqs}
     decoded = tokenizer.batch_decode(list(uniq.values()), skip_special_tokens=True)
-    text_of = {k: t.strip() for k, t in zip(uniq.keys(), decoded, strict=True)}
+    text_of = {k: answer_text(t, stops) for k, t in zip(uniq.keys(), decoded, strict=True)}
     return pl.DataFrame(
         {
             "id": [ids[p] for p, _ in order],
@@ -239,6 +253,7 @@ def sample_sequential(
     batch_size: int = 256,
     device: str | torch.device | None = None,
     progress: bool = True,
+    stops: Sequence[str] = (),
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Sample each prompt in rounds until an anytime-valid bound settles it against ``q``.
 
@@ -256,6 +271,7 @@ def sample_sequential(
     Returns (samples, decisions): samples as :func:`sample_answers` plus ``score`` (the greedy row
     included); decisions one row per prompt: ``id``, ``n`` (samples used), ``estimate`` (leak rate or
     mean score), ``lower``, ``upper`` (the anytime-valid bounds at stopping), ``decision``.
+    ``stops``: as in :func:`sample_answers`, before the texts are scored.
     """
     from probunlearn import bounds
 
@@ -306,7 +322,9 @@ def sample_sequential(
                 texts = tokenizer.batch_decode(
                     [toks[i] for i, _ in sampled], skip_special_tokens=True
                 )
-                sc = np.asarray(score([t.strip() for t in texts], [p for _, p in sampled]), float)
+                sc = np.asarray(
+                    score([answer_text(t, stops) for t in texts], [p for _, p in sampled]), float
+                )
                 for (i, p), v in zip(sampled, sc, strict=True):
                     score_of[rows[i]] = float(v)
                     values[p].append(float(v >= leak_threshold) if binary else float(v))
@@ -327,7 +345,7 @@ def sample_sequential(
                     break
     order = sorted(rows_out, key=lambda r: (r[0], r[1]))
     seqs = [rows_out[r][0] for r in order]
-    texts = [t.strip() for t in tokenizer.batch_decode(seqs, skip_special_tokens=True)]
+    texts = [answer_text(t, stops) for t in tokenizer.batch_decode(seqs, skip_special_tokens=True)]
     greedy_at = [i for i, r in enumerate(order) if r[1] < 0]
     greedy_scores = score([texts[i] for i in greedy_at], [order[i][0] for i in greedy_at])
     score_of.update({order[i]: float(v) for i, v in zip(greedy_at, greedy_scores, strict=True)})

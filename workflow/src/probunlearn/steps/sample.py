@@ -72,14 +72,12 @@ def run_sampling_shard(
     stops = tuple(sampling_kwargs.pop("stops", ()))
     ids = rows["id"].cast(pl.String).to_list()
     if sequential is None:
-        df = sample_answers(model, tokenizer, ids, rows["question"].to_list(), **sampling_kwargs)
+        df = sample_answers(
+            model, tokenizer, ids, rows["question"].to_list(), stops=stops, **sampling_kwargs
+        )
     else:
-        df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, sampling_kwargs)
-    if stops:
-        from probunlearn.muse import cut_at_stops
-
-        cut = [cut_at_stops(t, stops) for t in df["text"].to_list()]
-        df = df.with_columns(pl.Series("text", cut, dtype=pl.String))
+        kw = {**sampling_kwargs, "stops": stops}
+        df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, kw)
     write_parquet(df, out_path)
 
 
@@ -119,6 +117,7 @@ def _sample_shard_sequential(model, tokenizer, rows, ids, sequential: dict, kw: 
 
 
 SEQUENTIAL_PASSED = (
+    "stops",
     "top_p",
     "temperature",
     "max_new_tokens",
