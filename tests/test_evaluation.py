@@ -51,3 +51,14 @@ def test_greedy_answers_match_generate_one_by_one():
     assert got == want
     assert got[0] == got[3] and len(set(got)) >= 3
     assert evaluation.rouge_recall(["the dog runs"], ["the running dogs"]) == [2 / 3]
+
+
+def test_greedy_keyword_hits_count_what_the_samples_count():
+    """greedy_keyword_leak and the samples' keyword_leak are one scorer: initials without a space,
+    a curly apostrophe and a two-word keyword across a line break all match in both."""
+    from probunlearn.scoring import keyword_leak
+
+    texts = ["The author is J.K.Rowling", "Ron\u2019s wand", "the magic\nschool", "Ronald", "x"]
+    keywords = [["J.K."], ["Ron"], ["magic school"], ["Ron"], ["", "y"]]
+    assert evaluation.keyword_hits(texts, keywords) == [1, 1, 1, 0, 0]
+    assert evaluation.keyword_hits(texts, keywords) == keyword_leak(texts, keywords).tolist()

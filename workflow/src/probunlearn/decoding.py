@@ -90,7 +90,8 @@ def top_p_sample(
 
     The nucleus is the smallest set of most likely tokens whose probability sums to >= top_p (at least one
     token), as in HF's TopPLogitsWarper: token j is in it iff the mass of the tokens more likely than j is
-    < top_p. Sampling from it, renormalised, is done without sorting the vocabulary, by rejection: draw j by
+    < top_p. Ties differ: where tokens of equal probability straddle the cut, HF keeps those its sort
+    puts first, and this keeps them all, whatever the vocabulary order. Sampling from it, renormalised, is done without sorting the vocabulary, by rejection: draw j by
     inverse CDF of the full distribution (vocabulary order) with ``uniform(key, step, attempt)`` and accept it
     if it is in the nucleus; the acceptance rate is the nucleus mass, >= top_p. Rows still rejected after
     ATTEMPTS - 1 tries (only for small top_p) fall back to an inverse-CDF draw from the sorted nucleus.

@@ -12,7 +12,7 @@ import polars as pl
 from probunlearn import models, qa
 from probunlearn.io import write_parquet
 from probunlearn.metrics_io import write_metrics
-from probunlearn.scoring import rouge_l
+from probunlearn.scoring import keyword_leak, rouge_l
 from probunlearn.token_scores import QAFormat
 
 
@@ -55,14 +55,10 @@ def rouge_recall(predictions: Sequence[str], references: Sequence[str]) -> list[
 
 
 def keyword_hits(texts: Sequence[str], keywords: Sequence[Sequence[str]]) -> list[int]:
-    """1 where a text names any of its keywords (case-insensitive, on word boundaries)."""
-    import re
-
-    hits = []
-    for t, kws in zip(texts, keywords, strict=True):
-        pat = [rf"(?<!\w){re.escape(k)}(?!\w)" for k in kws if k]
-        hits.append(int(bool(pat) and re.search("|".join(pat), t, flags=re.IGNORECASE) is not None))
-    return hits
+    """1 where a text names any of its keywords: :func:`scoring.keyword_leak`, the samples' scorer,
+    so that a greedy answer and a sampled one count the same matches (case-insensitive, word
+    boundaries, curly apostrophes, multi-word keywords across line breaks)."""
+    return [int(v) for v in keyword_leak(list(texts), list(keywords))]
 
 
 def greedy_eval(
