@@ -397,3 +397,24 @@ def test_gradient_checkpointing_keeps_less_for_backward(qa_target):
     with torch.no_grad():
         model.eval()
         assert torch.equal(model(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+def test_retain_pairs_random_and_cyclic():
+    """TOFU's pairing draws a retain example per forget example every epoch; MUSE's pairs forget i
+    with retain i mod n for good."""
+    gen, ref = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    assert torch.equal(
+        unlearning.retain_pairs(5, 3, "random", gen), torch.randint(3, (5,), generator=ref)
+    )
+    cyc = unlearning.retain_pairs(5, 3, "cyclic", gen)
+    assert cyc.tolist() == [0, 1, 2, 0, 1]
+    assert torch.equal(gen.get_state(), ref.get_state())  # cyclic draws nothing
+    assert unlearning.retain_pairs(5, 0, "cyclic", gen) is None
+
+
+def test_cyclic_pairing_trains(qa_target, tmp_path):
+    a = _run(qa_target, tmp_path, "cyc", method="gd", lr=1e-3, epochs=1, retain_pairing="cyclic")
+    b = _run(qa_target, tmp_path, "rnd", method="gd", lr=1e-3, epochs=1)
+    assert a["history"][-1]["loss"] != b["history"][-1]["loss"]
+    with pytest.raises(ValueError, match="retain_pairing"):
+        _run(qa_target, tmp_path, "bad", method="gd", lr=1e-3, retain_pairing="fixed")

@@ -110,6 +110,19 @@ def rmu_layers(layer: int, params: Sequence[int] | None, span: int | None) -> li
     return chosen
 
 
+def retain_pairs(
+    n_forget: int, n_retain: int, how: str, gen: torch.Generator
+) -> torch.Tensor | None:
+    """The retain example of each forget example for one epoch (None without retain examples):
+    ``"random"``, a draw from ``gen`` (TOFU); ``"cyclic"``, forget i with retain i mod ``n_retain``
+    every epoch (MUSE's ForgetRetainDataset), drawing nothing."""
+    if not n_retain:
+        return None
+    if how == "cyclic":
+        return torch.arange(n_forget) % n_retain
+    return torch.randint(n_retain, (n_forget,), generator=gen)
+
+
 class _LayerTap:
     """Forward hook that keeps the output (hidden states) of one decoder layer."""
 
@@ -331,6 +344,7 @@ def unlearn(
     chunk_length: int | None = None,
     lr_schedule: str = "cosine",
     gradient_checkpointing: bool = False,
+    retain_pairing: str = "random",
 ) -> dict:
     """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
 
@@ -348,6 +362,9 @@ def unlearn(
     token after BOS a label; an epoch is one pass over the forget chunks, each paired with a retain
     chunk as a question is paired with a retain question. IDK and DPO need questions and refuse it.
     ``lr_schedule``: ``"cosine"`` (TOFU, the paper) or ``"constant"`` (MUSE), both after the warmup.
+    ``retain_pairing``: ``"random"`` (TOFU): each forget example gets a random retain example, drawn
+    anew every epoch; ``"cyclic"`` (MUSE's ForgetRetainDataset): forget example i always gets retain
+    example i mod the number of retain examples.
     ``gradient_checkpointing``: keep only each decoder layer's input for the backward pass and
     recompute the rest there (the same values; a 7B model's step on a GPU needs it to fit).
 
@@ -425,6 +442,8 @@ def unlearn(
         raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {rmu_weights!r}")
     if rmu_span is not None and int(rmu_span) < 1:
         raise ValueError(f"rmu_span must be >= 1, got {rmu_span}")
+    if retain_pairing not in ("random", "cyclic"):
+        raise ValueError(f"retain_pairing must be 'random' or 'cyclic', got {retain_pairing!r}")
     if lr_schedule not in ("cosine", "constant"):
         raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
     if chunk_length is not None and base in REFUSAL_METHODS:
@@ -586,7 +605,7 @@ def unlearn(
         for epoch in range(1, int(epochs) + 1):
             model.train()
             perm = torch.randperm(n_f, generator=gen)
-            pair = torch.randint(n_r, (n_f,), generator=gen) if n_r else None
+            pair = retain_pairs(n_f, n_r, retain_pairing, gen)
             pick = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
             losses_epoch = []
             for s in range(0, n_f, batch_size):
