@@ -71,9 +71,9 @@ def answer_text(decoded: str, stops: Sequence[str] = ()) -> str:
     The cut comes first, as MUSE's knowmem cuts the raw output: an answer that opens with a blank
     line is empty there, not the text after it."""
     if stops:
-        decoded = decoded[
-            : min((i for i in map(decoded.find, stops) if i >= 0), default=len(decoded))
-        ]
+        from probunlearn.muse import cut_at_stops
+
+        decoded = cut_at_stops(decoded, tuple(stops))
     return decoded.strip()
 
 

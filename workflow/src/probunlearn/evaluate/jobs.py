@@ -43,8 +43,6 @@ def sample_shard(
     """Rule sample: one shard of a model's samples (``identity`` only decides reruns); each answer
     is cut at the first of ``stops`` (MUSE's knowmem), its ``n_tokens`` still counting what was
     generated."""
-    import polars as pl
-
     from probunlearn.steps.sample import run_sampling_shard
 
     run_sampling_shard(
@@ -53,14 +51,9 @@ def sample_shard(
         out_path=out_path,
         shard=shard,
         seed_key=seed_key,
+        stops=tuple(stops),
         **kwargs,
     )
-    if stops:
-        from probunlearn.muse import cut_at_stops
-
-        df = pl.read_parquet(out_path)
-        cut = [cut_at_stops(t, tuple(stops)) for t in df["text"].to_list()]
-        write_parquet(df.with_columns(pl.Series("text", cut, dtype=pl.String)), out_path)
 
 
 TOFU_TAGS = {
