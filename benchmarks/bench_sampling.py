@@ -197,11 +197,16 @@ def decode_step(model, rows: int, context: int, device: torch.device, steps: int
     step = (time.perf_counter() - t0) / steps
     emb = model.model.embed_tokens.weight
     kv_len = context + steps // 2
-    kv_bytes = 2 * cfg.num_hidden_layers * rows * heads * kv_len * dim * emb.element_size()
     matmul_params = sum(p.numel() for n, p in model.named_parameters() if p.dim() == 2)
     matmul_params -= 0 if cfg.tie_word_embeddings else emb.numel()
     flops = 2 * rows * matmul_params + 4 * rows * cfg.num_hidden_layers * kv_len * cfg.hidden_size
-    return step, weight_bytes(model) + kv_bytes, flops
+    return step, weight_bytes(model) + kv_bytes(model, rows, kv_len), flops
+
+
+def kv_bytes(model, rows: int, length: float) -> float:
+    """Bytes of the keys and values one decode step reads: ``rows`` rows of ``length`` positions."""
+    cfg, size = model.config, next(model.parameters()).element_size()
+    return 2 * cfg.num_hidden_layers * rows * cfg.num_key_value_heads * length * cfg.head_dim * size
 
 
 def weight_bytes(model) -> int:

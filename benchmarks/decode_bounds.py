@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import os
 import sys
-import time
 from pathlib import Path
 
 POLICY = os.environ.get("OMP_WAIT_POLICY", "unset")  # as OpenMP reads it when torch loads
@@ -35,9 +34,9 @@ import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sampling  # noqa: E402
+import static_decode  # noqa: E402
 
 from probunlearn import llama, qa  # noqa: E402
-from probunlearn.decoding import top_p_sample  # noqa: E402
 
 
 class IdealLayer:
@@ -118,49 +117,20 @@ def decode(model, prompt, kind: str, rows: int, new: int, draw: bool, forced=Non
     ``forced``: feed these tokens instead of the drawn ones (to compare logits)."""
     cfg = model.config
     P = len(prompt)
-    with torch.inference_mode():
-        pre = llama.Cache(layers=[llama.DynamicLayer() for _ in range(cfg.num_hidden_layers)])
-        out = model(
-            input_ids=torch.tensor([prompt]),
-            position_ids=torch.arange(P)[None],
-            past_key_values=pre,
-            use_cache=True,
-        )
-        if kind == "engine":
-            at = torch.zeros(rows, dtype=torch.long)
-            layers = [
-                llama.BufferLayer.filled(lay.keys, lay.values, P + new, at) for lay in pre.layers
-            ]
-        elif kind == "ideal":
+    pre, first = static_decode.prefill(model, prompt, torch.device("cpu"))
+    if kind == "engine":
+        step = static_decode.engine_step(model, pre, rows, P + new)
+    else:
+        if kind == "ideal":
             shape = lambda s: (rows, cfg.num_key_value_heads, P + s + 1, cfg.head_dim)  # noqa: E731
             ks = [torch.randn(shape(s)) for s in range(new)]
             vs = [torch.randn(shape(s)) for s in range(new)]
             layers = [IdealLayer(ks, vs, P) for _ in pre.layers]
         else:
             layers = [PrefixLayer(lay.keys, lay.values, rows, new) for lay in pre.layers]
-        cache = llama.Cache(layers=layers)
-        logits = out.logits[:, -1].float().expand(rows, -1).contiguous()
-        keys = torch.arange(rows, dtype=torch.long) * 7919 + 13
-        tokens, seen = torch.empty((rows, new), dtype=torch.long), []
-        t0 = time.perf_counter()
-        for s in range(new):
-            if forced is not None:
-                tok = forced[:, s]
-            elif draw:
-                tok = top_p_sample(logits, keys, s, temperature=1.0, top_p=0.9)
-            else:
-                tok = logits.argmax(-1)
-            tokens[:, s] = tok
-            out = model(
-                input_ids=tok.unsqueeze(-1),
-                position_ids=torch.full((rows, 1), P + s),
-                past_key_values=cache,
-                use_cache=True,
-            )
-            logits = out.logits[:, -1].float()
-            if forced is not None:
-                seen.append(logits)
-        return time.perf_counter() - t0, tokens, seen
+        step = static_decode.cache_step(model, llama.Cache(layers=layers), rows)
+    keys = torch.arange(rows, dtype=torch.long) * 7919 + 13
+    return static_decode.block(step, first, keys, P, new, forced=forced, draw=draw)
 
 
 def main(argv: list[str] | None = None) -> None:

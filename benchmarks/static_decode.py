@@ -68,6 +68,11 @@ def engine_step(model, prompt_cache: llama.Cache, rows: int, capacity: int) -> S
             for layer in prompt_cache.layers
         ]
     )
+    return cache_step(model, cache, rows)
+
+
+def cache_step(model, cache: llama.Cache, rows: int) -> Step:
+    """A decode step of the model through ``cache`` (any cache layers with ``update``)."""
 
     def step(tok: torch.Tensor, pos: int) -> torch.Tensor:
         out = model(
@@ -169,9 +174,17 @@ class StaticStep:
         return self.out
 
 
-def block(step: Step, first: torch.Tensor, keys: torch.Tensor, start: int, new: int, forced=None):
-    """(seconds, tokens (rows, new), logits of every step if ``forced``) of one block: top-p draws from
-    ``first`` (1, vocab) on, or the ``forced`` tokens fed instead."""
+def block(
+    step: Step,
+    first: torch.Tensor,
+    keys: torch.Tensor,
+    start: int,
+    new: int,
+    forced=None,
+    draw: bool = True,
+):
+    """(seconds, tokens (rows, new), logits of every step if ``forced``) of one block: top-p draws
+    (argmax without ``draw``) from ``first`` (1, vocab) on, or the ``forced`` tokens fed instead."""
     rows, device = keys.shape[0], keys.device
     logits = first.expand(rows, -1).contiguous()
     tokens, seen = torch.empty((rows, new), dtype=torch.long, device=device), []
@@ -179,10 +192,12 @@ def block(step: Step, first: torch.Tensor, keys: torch.Tensor, start: int, new: 
         bench_sampling._sync(device)
         t0 = time.perf_counter()
         for s in range(new):
-            if forced is None:
+            if forced is not None:
+                tok = forced[:, s]
+            elif draw:
                 tok = top_p_sample(logits, keys, s, temperature=1.0, top_p=0.9)
             else:
-                tok = forced[:, s]
+                tok = logits.argmax(-1)
             tokens[:, s] = tok
             logits = step(tok, start + s)
             if forced is not None:
@@ -218,9 +233,7 @@ def compare(
             best[name] = min(best.get(name, float("inf")), t)
     ref = tokens["engine"]
     _, _, seen_e = block(step("engine"), first, keys, start, new, forced=ref)
-    cfg, size = model.config, next(model.parameters()).element_size()
-    kv_len = start + new / 2  # filled positions, on average over the block
-    kv = 2 * cfg.num_hidden_layers * rows * cfg.num_key_value_heads * kv_len * cfg.head_dim * size
+    kv = bench_sampling.kv_bytes(model, rows, start + new / 2)  # filled positions, on average
     nbytes, bw = bench_sampling.weight_bytes(model) + kv, bench_sampling.bandwidth(device)
     lines = [
         f"decode of one block ({rows} rows, prompt {start} tokens, {new} new tokens, top-p 0.9), "

@@ -461,10 +461,10 @@ class CausalLM(nn.Module):
         mask = causal_mask(attention_mask, batch, q_len, past)
         cos, sin = self.model.rotary(position_ids, h)
         recompute = self.gradient_checkpointing and self.training and torch.is_grad_enabled()
+        if recompute:
+            from torch.utils.checkpoint import checkpoint
         for layer in self.model.layers:
             if recompute:
-                from torch.utils.checkpoint import checkpoint
-
                 h = checkpoint(layer, h, cos, sin, mask, cache, use_reentrant=False)
             else:
                 h = layer(h, cos, sin, mask, cache)

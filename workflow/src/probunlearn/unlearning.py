@@ -97,9 +97,7 @@ def rmu_layers(layer: int, params: Sequence[int] | None, span: int | None) -> li
     including ``layer`` (WMDP: 3, layers ℓ-2..ℓ), else every layer ``0..layer``."""
     if params is not None:
         chosen = [int(i) for i in params]
-    elif span is not None:
-        if int(span) < 1:
-            raise ValueError(f"rmu_span must be >= 1, got {span}")
+    elif span is not None:  # unlearn() checks span >= 1 before anything runs
         chosen = list(range(max(0, layer - int(span) + 1), layer + 1))
     else:
         chosen = list(range(layer + 1))
