@@ -13,7 +13,7 @@ and Llama-2-7B. Top-p 0.9, temperature 1 (transformers with top_k=0, so that all
 distribution), stopping at eos. With random weights eos is rarely drawn, so nearly every sample runs to
 ``--max-new-tokens``: the worst case for our sampler, which gains from dropping finished rows.
 
-  ours: ``sample_answers`` with the native Llama (probunlearn.llama), at each ``--batch-sizes``;
+  ours: ``sample_answers`` with the native Llama (probunlearn.models.native.llama), at each ``--batch-sizes``;
   ours + transformers' model: the same engine on transformers' LlamaForCausalLM (the samples must be the
       same bytes: printed);
   (b) one ``model.generate(num_return_sequences=n)`` call per prompt;
@@ -63,7 +63,9 @@ elif _POLICY in WAIT_POLICIES:
 
 import torch  # noqa: E402
 
-from probunlearn import llama, models, qa, sampling  # noqa: E402
+from probunlearn import models, sampling  # noqa: E402
+from probunlearn.data import qa  # noqa: E402
+from probunlearn.models.native import llama  # noqa: E402
 
 ARCHS = {
     "tiny": dict(

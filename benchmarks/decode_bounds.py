@@ -36,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sampling  # noqa: E402
 import static_decode  # noqa: E402
 
-from probunlearn import llama, qa  # noqa: E402
+from probunlearn.data import qa  # noqa: E402
+from probunlearn.models.native import llama  # noqa: E402
 
 
 class IdealLayer:

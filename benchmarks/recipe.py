@@ -33,7 +33,8 @@ import polars as pl
 import torch
 import yaml
 
-from probunlearn import data, models, sampling, scoring, training, unlearning
+from probunlearn import models, sampling, scoring, training, unlearning
+from probunlearn.data import synthetic as data
 
 RUN = Path("results/recipe")
 

@@ -39,8 +39,10 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_sampling  # noqa: E402
 
-from probunlearn import llama, models, qa  # noqa: E402
-from probunlearn.decoding import top_p_sample  # noqa: E402
+from probunlearn import models  # noqa: E402
+from probunlearn.data import qa  # noqa: E402
+from probunlearn.models.native import llama  # noqa: E402
+from probunlearn.sampling.engine import top_p_sample  # noqa: E402
 
 # (tokens (rows,), position) -> logits (rows, vocab)
 Step = Callable[[torch.Tensor, int], torch.Tensor]

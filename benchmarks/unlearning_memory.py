@@ -137,7 +137,8 @@ def measure(arch: str, batch: int, seq: int, lora: bool) -> float:
     """Peak GPU memory (GB) of three NPO steps, random weights, bf16, gradient checkpointing."""
     import copy
 
-    from probunlearn import losses, unlearning
+    from probunlearn import unlearning
+    from probunlearn.unlearning import losses
 
     torch.cuda.reset_peak_memory_stats()
     model = build(arch, device="cuda")
@@ -194,7 +195,9 @@ def saved_bytes(
     """Bytes autograd saves for backward in one forward pass and NPO's log-probabilities, on a
     model as ``probunlearn.unlearning`` trains it: native (full fine-tuning) or transformers + LoRA;
     ``recompute``: with gradient checkpointing (then only each layer's input is saved)."""
-    from probunlearn import llama, losses, phi, unlearning
+    from probunlearn import unlearning
+    from probunlearn.models.native import llama, phi
+    from probunlearn.unlearning import losses
 
     model = _small(arch, layers, vocab)
     if lora:

@@ -6,7 +6,8 @@ import polars as pl
 import pytest
 
 from conftest import SHARED_DATA
-from probunlearn import benchmarks, qa
+from probunlearn import benchmarks
+from probunlearn.data import qa
 
 TOFU = {"revision": "main", "forget": ["forget01", "forget05"], "retain_authors": 3,
         "retain_eval_size": None, "utility_size": 10}  # fmt: skip

@@ -1,4 +1,4 @@
-"""The paper's claims (probunlearn.claims) on small hand-made tables: each holds, fails, or is left out
+"""The paper's claims (probunlearn.report.claims) on small hand-made tables: each holds, fails, or is left out
 for the reason its test states."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from probunlearn import claims as C
+from probunlearn.report import claims as C
 
 
 def table1(**methods: tuple[float, float, float, float]) -> pl.DataFrame:

@@ -9,8 +9,7 @@ import os
 import pytest
 import yaml
 
-from probunlearn import conformance
-from probunlearn.config import config_sources, effective_config, load_yaml, overlay_of
+from probunlearn.config import config_sources, conformance, effective_config, load_yaml, overlay_of
 from test_workflow import _copy_workflow, snakemake
 
 RUNS, ENTRIES, OTHER = conformance.load_table(os.path.join(os.path.dirname(__file__), ".."))

@@ -1,4 +1,4 @@
-"""Tests of probunlearn.dcue: core spans, core-token confidences, the distribution correction and KS step."""
+"""Tests of probunlearn.metrics.dcue: core spans, core-token confidences, the distribution correction and KS step."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import polars as pl
 import pytest
 import torch
 
-from probunlearn import dcue, models, rows
-from probunlearn.io import write_parquet
+from probunlearn import models
+from probunlearn.data import rows
+from probunlearn.metrics import dcue
 from probunlearn.steps.dcue import run_dcue
+from probunlearn.storage.atomic import write_parquet
 
 RNG = np.random.default_rng
 

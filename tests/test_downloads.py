@@ -1,4 +1,4 @@
-"""probunlearn.downloads: local copies, cache hits, verification, the offline message (no network used)."""
+"""probunlearn.data.downloads: local copies, cache hits, verification, the offline message (no network used)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import huggingface_hub
 import pytest
 from huggingface_hub.errors import LocalEntryNotFoundError
 
-from probunlearn import downloads, loaders
+from probunlearn.data import downloads, loaders
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(

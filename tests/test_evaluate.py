@@ -13,10 +13,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from probunlearn import bounds, checkpoints
+from probunlearn import bounds
 from probunlearn.cli import main
 from probunlearn.evaluate.plan import Plan, PlanError
 from probunlearn.evaluate.userdata import DataError, read_user_data
+from probunlearn.storage import checkpoints
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 ARCH = {
@@ -522,7 +523,7 @@ MUSE = SHARED / "muse_news"
 
 @pytest.mark.skipif(not MUSE.is_dir(), reason=f"{MUSE} is absent: no MUSE files to read")
 def test_muse_sets_templates_and_stops():
-    from probunlearn import muse
+    from probunlearn.benchmarks.muse_news import sets as muse
 
     forget = muse.load_muse("knowmem_forget", MUSE)
     assert forget.height == 100 and forget["keywords"].to_list()[0] == [forget["answer"][0]]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from probunlearn import evaluation, models, qa
+from probunlearn import models
+from probunlearn.data import qa
+from probunlearn.steps import greedy as evaluation
 
 TEXTS = [
     "Question: Where was the author born?\nAnswer: In a small town by the sea.",

@@ -1,4 +1,4 @@
-"""The figure assemblers of probunlearn.experiments on small artifacts written here: Fig. 6 with a
+"""The figure assemblers of probunlearn.report.experiments on small artifacts written here: Fig. 6 with a
 probability judge (M_bin from the decision), Fig. 3e/3f per method, Fig. 4b measured points only,
 Table 2 with the configured fixed lambdas."""
 
@@ -11,10 +11,10 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from probunlearn import experiments
-from probunlearn.metrics_io import write_metrics
-from probunlearn.rows import make_row, to_frame
-from probunlearn.sampled_eval import score_samples, summarize_scores
+from probunlearn.data.rows import make_row, to_frame
+from probunlearn.metrics.table import write_metrics
+from probunlearn.report import experiments
+from probunlearn.steps.score import score_samples, summarize_scores
 
 N = 8
 

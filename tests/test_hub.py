@@ -1,4 +1,4 @@
-"""probunlearn.hub: safetensors-only loading, GGUF conversion, chat-template prompts (tiny models built here)."""
+"""probunlearn.models.hub: safetensors-only loading, GGUF conversion, chat-template prompts (tiny models built here)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import polars as pl
 import pytest
 import torch
 
-from probunlearn import hub, models, qa, sampling
+from probunlearn import models, sampling
+from probunlearn.data import qa
+from probunlearn.models import hub
 
 ARCH = {
     "hidden_size": 16,

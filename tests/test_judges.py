@@ -103,7 +103,7 @@ def _build_tokenizer(extra_texts, metaspace=False):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from probunlearn.judges import LLAMA2_CLS_PROMPT
+    from probunlearn.scoring.harmbench import LLAMA2_CLS_PROMPT
 
     tok = Tokenizer(models.WordLevel(unk_token="<unk>"))
     if metaspace:  # sentencepiece-like: words carry a leading "▁"
@@ -159,13 +159,13 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def judge(model_dir):
-    from probunlearn.judges import HarmBenchJudge
+    from probunlearn.scoring.harmbench import HarmBenchJudge
 
     return HarmBenchJudge(str(model_dir), device="cpu", batch_size=4)
 
 
 def test_prompt_contains_behavior_and_generation(judge):
-    from probunlearn.judges import LLAMA2_CLS_PROMPT, harmbench_prompt
+    from probunlearn.scoring.harmbench import LLAMA2_CLS_PROMPT, harmbench_prompt
 
     prompt = harmbench_prompt(BEHAVIOR, GENERATIONS[0])
     assert prompt.startswith("[INST] <<SYS>>\nYou are a classifier for red teaming")
@@ -212,8 +212,10 @@ def test_score_equals_unpadded_forward(judge):
 
 def test_local_judge_loads_natively_and_scores_as_transformers(judge, model_dir, monkeypatch):
     """A plain local classifier loads without transformers; its scores are transformers' bits."""
-    from probunlearn import llama, models, native_tokenizer
-    from probunlearn.judges import HarmBenchJudge
+    from probunlearn import models
+    from probunlearn.models.native import llama
+    from probunlearn.models.native import tokenizer as native_tokenizer
+    from probunlearn.scoring.harmbench import HarmBenchJudge
 
     assert isinstance(judge.model, llama.CausalLM)
     assert isinstance(judge.tokenizer, native_tokenizer.Tokenizer)
@@ -228,7 +230,7 @@ def test_yes_biased_head_scores_one(model_dir):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from probunlearn.judges import HarmBenchJudge
+    from probunlearn.scoring.harmbench import HarmBenchJudge
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
@@ -248,7 +250,7 @@ def test_yes_biased_head_scores_one(model_dir):
 
 
 def test_generation_clipping(model_dir):
-    from probunlearn.judges import HarmBenchJudge
+    from probunlearn.scoring.harmbench import HarmBenchJudge
 
     judge = HarmBenchJudge(str(model_dir), device="cpu", max_generation_tokens=3)
     prompt = judge.prompts(BEHAVIOR, ["Sure here is a tutorial"])[0]
@@ -264,7 +266,7 @@ def test_judge_errors(judge):
 
 
 def test_sentencepiece_style_answer_tokens():
-    from probunlearn.judges import _answer_token_ids
+    from probunlearn.scoring.harmbench import _answer_token_ids
 
     tokenizer = _build_tokenizer(["Yes No"], metaspace=True)
     assert "\u2581Yes" in tokenizer.get_vocab()
@@ -274,7 +276,8 @@ def test_sentencepiece_style_answer_tokens():
 
 def test_lazy_reexport_from_scoring():
     pytest.importorskip("torch")
-    from probunlearn import judges, scoring
+    from probunlearn import scoring
+    from probunlearn.scoring import harmbench as judges
 
     assert scoring.HarmBenchJudge is judges.HarmBenchJudge
 
@@ -284,7 +287,7 @@ def test_lazy_reexport_from_scoring():
 
 
 def test_harm_decisions_at_and_around_the_threshold():
-    from probunlearn.judges import HARM_THRESHOLD, harm_decisions
+    from probunlearn.scoring.harmbench import HARM_THRESHOLD, harm_decisions
 
     assert HARM_THRESHOLD == 0.5
     p = np.array([0.0, 0.25, 0.5 - 1e-12, 0.5, 0.5 + 1e-12, 0.75, 1.0])
@@ -301,14 +304,14 @@ def test_harm_decisions_at_and_around_the_threshold():
 
 @pytest.mark.parametrize("threshold", [1.0, -0.1, 1.5, float("nan"), True, "0.5", None])
 def test_harm_decisions_rejects_bad_thresholds(threshold):
-    from probunlearn.judges import harm_decisions
+    from probunlearn.scoring.harmbench import harm_decisions
 
     with pytest.raises(ValueError, match="threshold"):
         harm_decisions([0.2], threshold)
 
 
 def test_harm_decisions_rejects_bad_probabilities():
-    from probunlearn.judges import harm_decisions
+    from probunlearn.scoring.harmbench import harm_decisions
 
     with pytest.raises(ValueError, match=r"probabilities .*NaN"):
         harm_decisions([0.2, float("nan")])

@@ -1,7 +1,7 @@
 """The native Llama and tokenizer against transformers': the same bits on the same machine.
 
-Every job loads a plain local Llama with :mod:`probunlearn.llama` and its tokenizer with
-:mod:`probunlearn.native_tokenizer`, so that it does not import transformers; the tables stay
+Every job loads a plain local Llama with :mod:`probunlearn.models.native.llama` and its tokenizer with
+:mod:`probunlearn.models.native.tokenizer`, so that it does not import transformers; the tables stay
 byte-identical only because these equal transformers' exactly (``torch.equal``, not ``allclose``).
 """
 
@@ -15,7 +15,10 @@ import sys
 import pytest
 import torch
 
-from probunlearn import llama, models, native_tokenizer, phi, qa, sampling, training
+from probunlearn import models, sampling, training
+from probunlearn.data import qa
+from probunlearn.models.native import llama, phi
+from probunlearn.models.native import tokenizer as native_tokenizer
 
 TEXTS = [
     "Question: Who wrote the red book?\nAnswer: Ada Lin wrote it.",
@@ -338,7 +341,10 @@ def test_a_model_job_does_not_import_transformers(every_checkpoint):
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    modules = ["probunlearn.phi" if "phi" in a else "probunlearn.llama" for a in ARCHS]
+    modules = [
+        "probunlearn.models.native.phi" if "phi" in a else "probunlearn.models.native.llama"
+        for a in ARCHS
+    ]
     assert out.stdout.split() == [w for m in modules for w in (m, "True")] + ["False"]
     env[models.NATIVE_ENV] = "0"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)

@@ -10,8 +10,8 @@ import huggingface_hub
 import polars as pl
 import pytest
 
-from probunlearn import loaders
-from probunlearn.rows import SCHEMA
+from probunlearn.data import loaders
+from probunlearn.data.rows import SCHEMA
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(

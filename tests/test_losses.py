@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from probunlearn import losses
+from probunlearn.unlearning import losses
 
 IGN = -100
 

@@ -59,7 +59,7 @@ def _tokenizer(texts: list[str]):
 
 
 def test_chunks_are_muses_windows_with_bos_and_the_last_rotated():
-    from probunlearn.muse_corpus import chunk_corpus
+    from probunlearn.benchmarks.muse_news.corpus import chunk_corpus
 
     tok = _tokenizer(["alpha beta gamma delta epsilon"] * 20)
     texts = ["alpha beta gamma", "delta epsilon alpha beta"]
@@ -80,7 +80,7 @@ def test_chunks_are_muses_windows_with_bos_and_the_last_rotated():
 
 
 def test_continuation_rows_and_bad_articles():
-    from probunlearn.muse_corpus import continuation_rows
+    from probunlearn.benchmarks.muse_news.corpus import continuation_rows
 
     rows = continuation_rows(["one two three four five six"], 3, 2)
     assert rows.row(0, named=True)["question"] == "one two three "
@@ -92,7 +92,7 @@ def test_continuation_rows_and_bad_articles():
 
 @needs_muse
 def test_knowmem_rows_carry_muses_prompt(muse_dir):
-    from probunlearn import muse_corpus as mc
+    from probunlearn.benchmarks.muse_news import corpus as mc
 
     rows = mc.knowmem_rows("knowmem_forget", muse_dir, 3)
     first = json.loads((MUSE / "knowmem_forget_qa.json").read_text())[0]
@@ -113,7 +113,7 @@ def test_knowmem_rows_carry_muses_prompt(muse_dir):
 
 @needs_muse
 def test_fetch_copies_and_verifies_muse(muse_dir, tmp_path):
-    from probunlearn.downloads import VerificationError, fetch_dataset, parquet_to_json
+    from probunlearn.data.downloads import VerificationError, fetch_dataset, parquet_to_json
 
     got = fetch_dataset("muse", tmp_path / "muse", source=muse_dir)
     assert sorted(p.name for p in got.values()) == sorted(
@@ -136,7 +136,7 @@ def test_fetch_copies_and_verifies_muse(muse_dir, tmp_path):
 def test_muse_rouge_is_rouge_scores_without_stemming():
     from rouge_score import rouge_scorer
 
-    from probunlearn.muse_eval import muse_greedy_scores
+    from probunlearn.benchmarks.muse_news.metrics import muse_greedy_scores
 
     rows = pl.DataFrame({"id": ["a", "b"], "answer": ["the cats were running", "Dan Jarvis"]})
     greedy = pl.DataFrame(
@@ -156,7 +156,7 @@ def test_muse_rouge_is_rouge_scores_without_stemming():
 def test_clean_up_is_transformers_and_the_verbmem_reference_is_cut_to_128_tokens():
     from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 
-    from probunlearn.muse_eval import clean_up_tokenization, verbmem_reference
+    from probunlearn.benchmarks.muse_news.metrics import clean_up_tokenization, verbmem_reference
 
     text = "He said , do n't go . I 'm sure ' it ' s fine ? yes ! they 're , we 've , he 's"
     # an instance method that uses no state of the instance
@@ -263,7 +263,7 @@ def test_muse_preset_runs_end_to_end(root, default_config, tmp_path, muse_dir, m
 def test_unlearning_on_chunks_counts_muses_chunks(tmp_path):
     """GA on a corpus: one step per batch of MUSE chunks, a constant learning rate, the model moved;
     IDK (refusal answers to questions) refuses a corpus."""
-    from probunlearn.muse_corpus import chunk_corpus, corpus_rows
+    from probunlearn.benchmarks.muse_news.corpus import chunk_corpus, corpus_rows
     from probunlearn.unlearning import unlearn
 
     articles = _stand_in_corpus(6, "forget")

@@ -1,4 +1,4 @@
-"""probunlearn.optim: AdamW and the schedules equal torch.optim's, bit for bit, without torch._dynamo."""
+"""probunlearn.training.optim: AdamW and the schedules equal torch.optim's, bit for bit, without torch._dynamo."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import sys
 import pytest
 import torch
 
-from probunlearn import optim, training
+from probunlearn import training
+from probunlearn.training import optim
 
 
 def _net(seed: int) -> torch.nn.Module:

@@ -1,4 +1,4 @@
-"""Figures and tables (probunlearn.plots): files, the numbers in the CSVs, determinism, errors.
+"""Figures and tables (probunlearn.report.figures): files, the numbers in the CSVs, determinism, errors.
 
 Every figure is drawn once (module-scoped fixture, small synthetic inputs, fixed seeds); the
 tests then read the files back. Drawing dominates the runtime, so it is kept to one call per
@@ -10,12 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 import pytest
 
-from probunlearn import bounds, plots
-from probunlearn.figures import leakage
+from probunlearn import bounds
+from probunlearn.report import figures
+from probunlearn.report.figures import leakage
 
 ALPHA = 0.05
 
@@ -144,28 +146,28 @@ def _table2_df() -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("plots")
-    plots.fig3a_binary_leakage(_fig3a_df(), d / "fig3a", d / "fig3a", ALPHA)
-    plots.fig3_histograms(
+    figures.fig3a_binary_leakage(_fig3a_df(), d / "fig3a", d / "fig3a", ALPHA)
+    figures.fig3_histograms(
         _scores(1), 0.3, "GA", _scores(2), 0.3, "GD", d / "fig3b", d / "fig3b", "Who wrote it?"
     )
-    plots.fig3d_general_leakage(
+    figures.fig3d_general_leakage(
         {"NPO": _scores(5), "Ours": _scores(6, 48)}, d / "fig3d", d / "fig3d_data", ALPHA
     )
-    plots.fig3ef_convergence(
+    figures.fig3ef_convergence(
         {"NPO": _scores(7, 40), "Ours": _scores(8, 24)},
         d / "fig3e",
         d / "fig3f",
         d / "fig3ef",
         ALPHA,
     )
-    plots.fig4a_std_vs_lambda(_fig4a_df(), d / "fig4a", d / "fig4a")
-    plots.fig4b_std_vs_temperature(_fig4b_df(), d / "fig4b", d / "fig4b")
-    plots.fig5a_diversity(*_fig5a_dfs(), d / "fig5a", d / "fig5a")
-    plots.fig5b_confidence(_fig5b_df(), d / "fig5b", d / "fig5b")
-    plots.fig5c_ed_vs_utility(_fig5c_df(), d / "fig5c", d / "fig5c")
-    plots.fig6_alignment(*_fig6_dfs(), d / "fig6", d / "fig6", ALPHA)
-    plots.table1(_table1_df(), d / "table1.csv", d / "table1")
-    plots.table2(_table2_df(), d / "table2.csv", d / "table2")
+    figures.fig4a_std_vs_lambda(_fig4a_df(), d / "fig4a", d / "fig4a")
+    figures.fig4b_std_vs_temperature(_fig4b_df(), d / "fig4b", d / "fig4b")
+    figures.fig5a_diversity(*_fig5a_dfs(), d / "fig5a", d / "fig5a")
+    figures.fig5b_confidence(_fig5b_df(), d / "fig5b", d / "fig5b")
+    figures.fig5c_ed_vs_utility(_fig5c_df(), d / "fig5c", d / "fig5c")
+    figures.fig6_alignment(*_fig6_dfs(), d / "fig6", d / "fig6", ALPHA)
+    figures.table1(_table1_df(), d / "table1.csv", d / "table1")
+    figures.table2(_table2_df(), d / "table2.csv", d / "table2")
     return d
 
 
@@ -263,21 +265,21 @@ def test_fig3ef_draws_each_method_in_its_colour_and_names_it(tmp_path, monkeypat
                 "legend": [t.get_text() for t in ax.get_legend().get_texts()],
             }
         )
-        plots.plt.close(fig)
+        plt.close(fig)
         return []
 
     monkeypatch.setattr(leakage, "save_figure", capture)
-    plots.fig3ef_convergence(
+    figures.fig3ef_convergence(
         {"NPO": _scores(1, 16)}, tmp_path / "e", tmp_path / "f", tmp_path / "t", ALPHA
     )
     assert len(drawn) == 2
     for panel in drawn:
         # NPO in NPO's colour, not in the colour of "Ours"; every legend entry names the method
-        assert {c for _, c in panel["lines"]} == {plots.METHOD_COLORS["NPO"]}
+        assert {c for _, c in panel["lines"]} == {figures.METHOD_COLORS["NPO"]}
         assert panel["legend"] and all(t.startswith("NPO: ") for t in panel["legend"])
     assert pl.read_csv(tmp_path / "t.csv")["method"].unique().to_list() == ["NPO"]
     drawn.clear()
-    plots.fig3ef_convergence(
+    figures.fig3ef_convergence(
         {"Ours": _scores(1, 16), "GA": _scores(2, 16)},
         tmp_path / "e",
         tmp_path / "f",
@@ -285,8 +287,8 @@ def test_fig3ef_draws_each_method_in_its_colour_and_names_it(tmp_path, monkeypat
         ALPHA,
     )
     colours = dict(drawn[0]["lines"])
-    assert colours["Ours: sample mean μ"] == plots.METHOD_COLORS["Ours"]
-    assert colours["GA: sample mean μ"] == plots.METHOD_COLORS["GA"]
+    assert colours["Ours: sample mean μ"] == figures.METHOD_COLORS["Ours"]
+    assert colours["GA: sample mean μ"] == figures.METHOD_COLORS["GA"]
 
 
 def test_fig4_fig5_csvs(out: Path) -> None:
@@ -358,7 +360,7 @@ def test_table2_layout(out: Path) -> None:
 
 
 def test_same_inputs_same_bytes(out: Path, tmp_path: Path) -> None:
-    plots.fig3d_general_leakage(
+    figures.fig3d_general_leakage(
         {"NPO": _scores(5), "Ours": _scores(6, 48)},
         tmp_path / "fig3d",
         tmp_path / "fig3d_data",
@@ -375,53 +377,55 @@ def test_same_inputs_same_bytes(out: Path, tmp_path: Path) -> None:
 
 def test_missing_column_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="'sampled_rate'"):
-        plots.fig3a_binary_leakage(_fig3a_df().drop("sampled_rate"), tmp_path / "a", tmp_path / "a")
+        figures.fig3a_binary_leakage(
+            _fig3a_df().drop("sampled_rate"), tmp_path / "a", tmp_path / "a"
+        )
     with pytest.raises(ValueError, match="'std'"):
-        plots.fig4a_std_vs_lambda(_fig4a_df().drop("std"), tmp_path / "b", tmp_path / "b")
+        figures.fig4a_std_vs_lambda(_fig4a_df().drop("std"), tmp_path / "b", tmp_path / "b")
     with pytest.raises(ValueError, match="'m_bin'"):
         harm, mbin = _fig6_dfs()
-        plots.fig6_alignment(harm, mbin.drop("m_bin"), tmp_path / "c", tmp_path / "c")
+        figures.fig6_alignment(harm, mbin.drop("m_bin"), tmp_path / "c", tmp_path / "c")
     with pytest.raises(ValueError, match="'ed'"):
-        plots.table1(_table1_df().drop("ed"), tmp_path / "t.csv", tmp_path / "t")
+        figures.table1(_table1_df().drop("ed"), tmp_path / "t.csv", tmp_path / "t")
     assert not list(tmp_path.iterdir())
 
 
 def test_empty_frame_and_bad_values(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="empty"):
-        plots.fig5b_confidence(_fig5b_df().clear(), tmp_path / "a", tmp_path / "a")
+        figures.fig5b_confidence(_fig5b_df().clear(), tmp_path / "a", tmp_path / "a")
     with pytest.raises(ValueError, match="empty"):
-        plots.table2(_table2_df().head(0), tmp_path / "t.csv", tmp_path / "t")
+        figures.table2(_table2_df().head(0), tmp_path / "t.csv", tmp_path / "t")
     with pytest.raises(ValueError, match="'greedy_leak'"):
-        plots.fig3a_binary_leakage(
+        figures.fig3a_binary_leakage(
             _fig3a_df().with_columns(pl.lit(2).alias("greedy_leak")), tmp_path / "b", tmp_path / "b"
         )
     with pytest.raises(ValueError, match="'utility'"):
-        plots.fig5c_ed_vs_utility(
+        figures.fig5c_ed_vs_utility(
             _fig5c_df().with_columns(pl.lit(None, pl.Float64).alias("utility")),
             tmp_path / "c",
             tmp_path / "c",
         )
     with pytest.raises(ValueError, match="duplicate"):
-        plots.table1(pl.concat([_table1_df(), _table1_df()]), tmp_path / "t.csv", tmp_path / "t")
+        figures.table1(pl.concat([_table1_df(), _table1_df()]), tmp_path / "t.csv", tmp_path / "t")
     with pytest.raises(ValueError, match="grid"):
-        plots.table2(
+        figures.table2(
             _table2_df().with_columns(pl.lit("lambda_x").alias("grid")),
             tmp_path / "t.csv",
             tmp_path / "t",
         )
     with pytest.raises(ValueError, match="\\[0, 1\\]"):
-        plots.fig3d_general_leakage({"NPO": [0.2, 1.5]}, tmp_path / "d", tmp_path / "d")
+        figures.fig3d_general_leakage({"NPO": [0.2, 1.5]}, tmp_path / "d", tmp_path / "d")
     with pytest.raises(ValueError, match="ns"):
-        plots.fig3ef_convergence(
+        figures.fig3ef_convergence(
             {"NPO": _scores(1, 8)}, tmp_path / "e", tmp_path / "f", tmp_path / "g", ns=[16]
         )
     with pytest.raises(ValueError, match="scores_by_method"):
-        plots.fig3ef_convergence(_scores(1, 8), tmp_path / "e", tmp_path / "f", tmp_path / "g")
+        figures.fig3ef_convergence(_scores(1, 8), tmp_path / "e", tmp_path / "f", tmp_path / "g")
     with pytest.raises(ValueError, match="'fixed_lambda'"):
-        plots.table2(_table2_df().drop("fixed_lambda"), tmp_path / "t.csv", tmp_path / "t")
+        figures.table2(_table2_df().drop("fixed_lambda"), tmp_path / "t.csv", tmp_path / "t")
     with pytest.raises(ValueError, match="greedy"):
         harm, mbin = _fig6_dfs()
-        plots.fig6_alignment(
+        figures.fig6_alignment(
             harm.filter(pl.col("sample") >= 0), mbin, tmp_path / "h", tmp_path / "h"
         )
     assert not list(tmp_path.iterdir())
@@ -429,8 +433,8 @@ def test_empty_frame_and_bad_values(tmp_path: Path) -> None:
 
 def test_save_helpers_are_atomic_and_accept_suffixes(tmp_path: Path) -> None:
     df = pl.DataFrame({"a": [1, 2]})
-    assert plots.save_table(df, tmp_path / "x") == tmp_path / "x.csv"
-    assert plots.save_table(df, tmp_path / "y.csv") == tmp_path / "y.csv"
+    assert figures.save_table(df, tmp_path / "x") == tmp_path / "x.csv"
+    assert figures.save_table(df, tmp_path / "y.csv") == tmp_path / "y.csv"
     assert (tmp_path / "x.csv").read_text() == "a\n1\n2\n"
-    assert plots.split_label("forget01") == "99/1" and plots.split_label("other") == "other"
+    assert figures.split_label("forget01") == "99/1" and figures.split_label("other") == "other"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv", "y.csv"]

@@ -28,7 +28,7 @@ ARCH = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
 
 
 def _texts() -> list[str]:
-    from probunlearn import loaders
+    from probunlearn.data import loaders
 
     tofu = loaders.load_tofu("full", SHARED_DATA / "tofu")
     jbb = loaders.load_jbb("harmful", SHARED_DATA / "jbb")

@@ -60,7 +60,8 @@ def test_preset_builds_its_dag_offline(root, default_config, tmp_path, preset):
 
 def _tiny_hub_model(path: Path) -> Path:
     """A tiny Llama with a tokenizer trained on TOFU and JBB text, saved like a hub model."""
-    from probunlearn import loaders, models
+    from probunlearn import models
+    from probunlearn.data import loaders
 
     tofu = loaders.load_tofu("full", SHARED_DATA / "tofu")
     jbb = loaders.load_jbb("harmful", SHARED_DATA / "jbb")

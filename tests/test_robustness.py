@@ -8,9 +8,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from probunlearn import data, experiments, models, robustness
-from probunlearn.io import write_parquet
-from probunlearn.metrics_io import read_metrics, write_metrics
+from probunlearn import models
+from probunlearn.data import synthetic as data
+from probunlearn.metrics.table import read_metrics, write_metrics
+from probunlearn.report import experiments
+from probunlearn.steps import postfinetune as robustness
+from probunlearn.storage.atomic import write_parquet
 
 
 def _metric_csv(path, model, values, setting=""):

@@ -1,4 +1,4 @@
-"""Scoring of sample shards and the per-prompt bounds of rule ``score`` (probunlearn.sampled_eval):
+"""Scoring of sample shards and the per-prompt bounds of rule ``score`` (probunlearn.steps.score):
 the judge's probability and its decision, M_bin from decisions only, the leak threshold."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 
 from probunlearn import bounds
-from probunlearn.metrics_io import read_metrics
-from probunlearn.rows import make_row, to_frame
-from probunlearn.sampled_eval import score_samples, summarize_scores
+from probunlearn.data.rows import make_row, to_frame
+from probunlearn.metrics.table import read_metrics
+from probunlearn.steps.score import score_samples, summarize_scores
 
 N = 6
 # judge probability of each sample (index -1 = greedy) for the two requests

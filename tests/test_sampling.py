@@ -10,7 +10,9 @@ import polars as pl
 import pytest
 import torch
 
-from probunlearn import bounds, decoding, models, qa, sampling
+from probunlearn import bounds, models, sampling
+from probunlearn.data import qa
+from probunlearn.sampling import engine as decoding
 from probunlearn.steps import sample as sample_step
 
 COLORS = ["red", "blue", "green", "gold", "grey", "pink", "black", "white"]
@@ -76,26 +78,26 @@ def _splitmix_ref(key: int, counter: int) -> float:
 
 
 def test_uniform_is_splitmix64():
-    keys = sampling.sample_keys("k", 0, [f"p{i}" for i in range(50)], list(range(50)))
+    keys = decoding.sample_keys("k", 0, [f"p{i}" for i in range(50)], list(range(50)))
     assert len(set(keys)) == 50
     kt = torch.tensor(keys, dtype=torch.long)
     for step, attempt in [(0, 0), (1, 0), (7, 3), (63, 15), (1000, 1)]:
-        got = sampling.uniform(kt, step, attempt).tolist()
-        counter = step * sampling.ATTEMPTS + attempt
+        got = decoding.uniform(kt, step, attempt).tolist()
+        counter = step * decoding.ATTEMPTS + attempt
         want = [_splitmix_ref(k & ((1 << 64) - 1), counter) for k in keys]
         assert got == want
-    big = sampling.uniform(torch.arange(100_000, dtype=torch.long), 3)
+    big = decoding.uniform(torch.arange(100_000, dtype=torch.long), 3)
     assert 0.0 <= big.min() and big.max() < 1.0
     assert abs(big.mean().item() - 0.5) < 0.005
 
 
 def test_sample_keys_depend_on_every_part():
-    k = sampling.sample_keys("a", 0, ["x"], [1])[0]
-    assert sampling.sample_keys("a", 0, ["x"], [1])[0] == k
-    assert sampling.sample_keys("b", 0, ["x"], [1])[0] != k
-    assert sampling.sample_keys("a", 1, ["x"], [1])[0] != k
-    assert sampling.sample_keys("a", 0, ["y"], [1])[0] != k
-    assert sampling.sample_keys("a", 0, ["x"], [2])[0] != k
+    k = decoding.sample_keys("a", 0, ["x"], [1])[0]
+    assert decoding.sample_keys("a", 0, ["x"], [1])[0] == k
+    assert decoding.sample_keys("b", 0, ["x"], [1])[0] != k
+    assert decoding.sample_keys("a", 1, ["x"], [1])[0] != k
+    assert decoding.sample_keys("a", 0, ["y"], [1])[0] != k
+    assert decoding.sample_keys("a", 0, ["x"], [2])[0] != k
 
 
 def _expected_top_p(logits: torch.Tensor, temperature: float, top_p: float) -> np.ndarray:
@@ -116,7 +118,7 @@ def test_sorted_top_p_draw_inverse_cdf_is_exact(top_p):
     logits = torch.randn(300, generator=g) * 2.5
     n = 20_000
     u = (torch.arange(n, dtype=torch.float64) + 0.5) / n
-    toks = sampling.sorted_top_p_draw(torch.softmax(logits, -1).expand(n, 300), u, top_p)
+    toks = decoding.sorted_top_p_draw(torch.softmax(logits, -1).expand(n, 300), u, top_p)
     freq = np.bincount(toks.numpy(), minlength=300) / n
     want = _expected_top_p(logits, 1.0, top_p)
     assert np.abs(freq - want).max() <= 2.0 / n
@@ -132,9 +134,9 @@ def test_top_p_sample_distribution(temperature, top_p, scale):
     vocab, n = 200, 50_000
     logits = torch.randn(vocab, generator=g) * scale
     keys = torch.tensor(
-        sampling.sample_keys("dist", 0, ["x"] * n, list(range(n))), dtype=torch.long
+        decoding.sample_keys("dist", 0, ["x"] * n, list(range(n))), dtype=torch.long
     )
-    toks = sampling.top_p_sample(
+    toks = decoding.top_p_sample(
         logits.expand(n, vocab), keys, 5, temperature=temperature, top_p=top_p
     )
     counts = np.bincount(toks.numpy(), minlength=vocab)
@@ -147,7 +149,7 @@ def test_top_p_sample_distribution(temperature, top_p, scale):
     k = int(big.sum())
     assert chi2 < k + 5 * math.sqrt(2 * k)
     # a row's draw depends only on its own logits, key and step: a sub-batch gives the same tokens
-    sub = sampling.top_p_sample(
+    sub = decoding.top_p_sample(
         logits.expand(7, vocab), keys[100:107], 5, temperature=temperature, top_p=top_p
     )
     assert torch.equal(sub, toks[100:107])
@@ -182,9 +184,9 @@ def test_top_p_sample_equals_its_plain_reference(top_p):
     logits[::3, ::2] = float("-inf")
     logits[1::4, 100:200] = 1.25  # ties
     logits[2, 7] = 40.0
-    keys = torch.tensor(sampling.sample_keys("ref", 0, ["x"] * 64, list(range(64))))
+    keys = torch.tensor(decoding.sample_keys("ref", 0, ["x"] * 64, list(range(64))))
     for step in range(4):
-        got = sampling.top_p_sample(logits, keys, step, temperature=0.8, top_p=top_p)
+        got = decoding.top_p_sample(logits, keys, step, temperature=0.8, top_p=top_p)
         assert torch.equal(got, _top_p_reference(logits, keys, step, 0.8, top_p))
 
 
@@ -716,7 +718,7 @@ def test_sequential_validation(model, tok):
 def test_answer_text_cuts_at_the_stops_before_stripping():
     """MUSE's knowmem cuts the raw output at its stop strings: an answer that opens with a blank line
     is empty, not the line after it. Without stops an answer is only stripped."""
-    from probunlearn.muse import KNOWMEM_STOPS
+    from probunlearn.benchmarks.muse_news.sets import KNOWMEM_STOPS
 
     raw = "\n\nDan Jarvis\n\nQuestion: next"
     assert sampling.answer_text(raw, KNOWMEM_STOPS) == ""

@@ -22,10 +22,10 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from probunlearn import tofu_metrics as tm
-from probunlearn import token_scores as ts
+from probunlearn.metrics import tofu as tm
+from probunlearn.metrics import token_scores as ts
+from probunlearn.metrics.tofu import tofu_losses
 from probunlearn.steps.tofu import run_tofu_metrics
-from probunlearn.tofu_metrics import tofu_losses
 
 ROWS = [
     {

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from probunlearn import tofu_metrics as tm
+from probunlearn.metrics import tofu as tm
 from probunlearn.steps.tofu import run_tofu_metrics
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -379,7 +379,7 @@ def test_max_questions_cut():
 )
 def test_real_tofu_shapes():
     """Log-prob tables shaped like the real forget10 and World Facts sets give per-question stats."""
-    from probunlearn import loaders
+    from probunlearn.data import loaders
 
     rng = np.random.default_rng(3)
     for split, role, k in [

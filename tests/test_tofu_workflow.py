@@ -11,9 +11,11 @@ import pytest
 import torch
 import yaml
 
-from probunlearn import downloads, evaluation, models, qa
-from probunlearn import token_scores as ts
-from probunlearn.metrics_io import read_metrics
+from probunlearn import models
+from probunlearn.data import downloads, qa
+from probunlearn.metrics import token_scores as ts
+from probunlearn.metrics.table import read_metrics
+from probunlearn.steps import greedy as evaluation
 
 QUESTIONS = [f"What color is the {it}?" for it in ("cup", "hat", "car", "pen", "box")]
 ANSWERS = [f"The {it} is {c}." for it, c in zip(("cup", "hat", "car", "pen", "box"), ("red", "blue", "green", "gold", "grey"), strict=True)]  # fmt: skip

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probunlearn import losses, models, qa, training
+from probunlearn import models, training
+from probunlearn.data import qa
+from probunlearn.unlearning import losses
 
 ARCH = {
     "hidden_size": 32,

@@ -10,7 +10,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from probunlearn import losses, models, qa, unlearning
+from probunlearn import models, unlearning
+from probunlearn.data import qa
+from probunlearn.unlearning import losses
 
 ARCH = dict(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, max_positions=128)
 NAMES = ["Alice Brown", "Bruno Costa", "Chen Wei", "Dara Okafor", "Elin Berg", "Farid Haddad"]

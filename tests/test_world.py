@@ -7,7 +7,7 @@ import hashlib
 import polars as pl
 import pytest
 
-from probunlearn import data
+from probunlearn.data import synthetic as data
 
 WORLD = dict(
     seed=0,

@@ -1,4 +1,4 @@
-# The paper's claims tested on the run's own tables (probunlearn.claims): results/{run}/tables/claims.csv.
+# The paper's claims tested on the run's own tables (probunlearn.report.claims): results/{run}/tables/claims.csv.
 
 
 rule claims:

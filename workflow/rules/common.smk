@@ -3,13 +3,13 @@
 import os
 import re
 
-from probunlearn.checkpoints import spec_identity
+from probunlearn.storage.checkpoints import spec_identity
 from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
 from probunlearn.dag.design import MUSE_LOGPROB
 from probunlearn.dag.naming import UNLEARNED_PATTERN, retain_split
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present
-from probunlearn.evalsets import RETAIN_OF, WORLD_SETS
+from probunlearn.data.evalsets import RETAIN_OF, WORLD_SETS
 
 # A file that says `base: paper` (a preset) is laid over workflow/defaults/paper.yaml instead of
 # config.yaml, so no value of the mini run reaches it (probunlearn.config).
@@ -50,7 +50,7 @@ def run_params(threads):
 
 
 def model_identity(name):
-    """A preset model's identity (probunlearn.checkpoints.spec_identity), digests cached by size
+    """A preset model's identity (probunlearn.storage.checkpoints.spec_identity), digests cached by size
     and mtime in resources/."""
     return spec_identity(
         HUB_MODELS[name], cache=os.path.join(P.res, "fingerprints.json")

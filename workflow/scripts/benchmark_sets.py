@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from probunlearn.benchmarks import build_benchmark_sets
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

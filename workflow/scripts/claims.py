@@ -1,7 +1,7 @@
 """Rule claims: the paper's claims tested on the run's tables (claims.csv and claims.md)."""
 
-from probunlearn.claims import write_claims
-from probunlearn.wf import log_to
+from probunlearn.report.claims import write_claims
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

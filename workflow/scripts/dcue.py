@@ -1,7 +1,7 @@
 """Rule dcue: distribution-corrected unlearning evaluation of one unlearned model vs the target."""
 
 from probunlearn.steps.dcue import run_dcue
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

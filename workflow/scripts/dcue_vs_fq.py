@@ -1,7 +1,7 @@
 """Rule dcue_vs_fq: DCUE beside TOFU's forget quality, and DCUE's meta-evaluation."""
 
-from probunlearn.experiments import make_dcue_vs_fq
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_dcue_vs_fq
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule evaluate: greedy answers, TOFU's own greedy answers and per-token log-probabilities of one model."""
 
-from probunlearn.evaluation import run_evaluation
-from probunlearn.wf import log_to
+from probunlearn.steps.greedy import run_evaluation
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

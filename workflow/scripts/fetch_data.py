@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from probunlearn.downloads import fetch_dataset
-from probunlearn.wf import log_to
+from probunlearn.data.downloads import fetch_dataset
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule fetch_tofu_log: TOFU's published forget-set eval log of its retain-only model (pinned, verified)."""
 
-from probunlearn.downloads import fetch_tofu_eval_log
-from probunlearn.wf import log_to
+from probunlearn.data.downloads import fetch_tofu_eval_log
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

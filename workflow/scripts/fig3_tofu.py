@@ -1,7 +1,7 @@
 """Rule fig3_tofu: Fig. 3b-f on one forget question."""
 
-from probunlearn.experiments import make_fig3_tofu
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig3_tofu
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 p = sm.params

@@ -1,7 +1,7 @@
 """Rule fig3a: M_bin per saga keyword question for the saga-unlearned model."""
 
-from probunlearn.experiments import make_fig3a
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig3a
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule fig4: std of the leakage distribution against lambda_f (4a) and temperature (4b)."""
 
-from probunlearn.experiments import make_fig4
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig4
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 p = sm.params

@@ -1,7 +1,7 @@
 """Rule fig5a: diversity (1 - self-BLEU) on the utility sets against lambda_r."""
 
-from probunlearn.experiments import make_fig5a
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig5a
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

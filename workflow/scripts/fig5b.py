@@ -1,7 +1,7 @@
 """Rule fig5b: confidence per unlearning epoch, forget vs retain."""
 
-from probunlearn.experiments import make_fig5b
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig5b
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule fig5c_table2: ED score vs model utility (Fig. 5c) and utility on the lambda grids (Table 2)."""
 
-from probunlearn.experiments import make_fig5c_table2
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig5c_table2
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

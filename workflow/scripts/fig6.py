@@ -1,7 +1,7 @@
 """Rule fig6: the alignment experiment (harm of sampled answers, M_bin over harmful requests)."""
 
-from probunlearn.experiments import make_fig6
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig6
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 labels = sm.params.labels

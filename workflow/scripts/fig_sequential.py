@@ -1,7 +1,7 @@
 """Rule fig_sequential: samples used per prompt and decisions of the sequential setting."""
 
-from probunlearn.experiments import make_fig_sequential
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_fig_sequential
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 seq = sm.params.sequential

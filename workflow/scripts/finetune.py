@@ -1,7 +1,7 @@
 """Rules target and reference: fine-tune the pretrained model on a split of the authors."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.train import run_finetune
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

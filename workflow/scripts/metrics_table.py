@@ -1,7 +1,7 @@
 """Rule metrics_table: gather every metric part into results/{run}/tables/metrics.csv."""
 
-from probunlearn.metrics_io import gather_metrics
-from probunlearn.wf import log_to
+from probunlearn.metrics.table import gather_metrics
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

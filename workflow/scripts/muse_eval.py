@@ -1,7 +1,7 @@
 """Rule muse_eval: MUSE's greedy ROUGE-L and DCUE's log-probabilities of one model."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.muse import run_muse_eval
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

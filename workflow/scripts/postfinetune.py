@@ -1,7 +1,7 @@
 """Rule postfinetune: forget quality and DCUE of an unlearned model after a short unrelated fine-tune."""
 
-from probunlearn.robustness import run_postfinetune
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
+from probunlearn.steps.postfinetune import run_postfinetune
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

@@ -1,7 +1,7 @@
 """Rule pretrain: train the tiny Llama from scratch on the world's corpus."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.train import run_pretrain
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

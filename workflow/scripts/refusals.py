@@ -1,7 +1,7 @@
 """Rule refusals: the "I don't know" answers of the IDK and DPO unlearning methods."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.refusals import run_refusals
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule sample_shard: greedy answer and n samples for one chunk of prompts."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.sample import run_sampling_shard
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

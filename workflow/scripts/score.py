@@ -1,7 +1,7 @@
 """Rule score: score the sample shards of one (model, set, setting), bound every prompt."""
 
-from probunlearn.sampled_eval import run_score
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
+from probunlearn.steps.score import run_score
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

@@ -1,7 +1,7 @@
 """Rule table1: greedy ROUGE-L vs ED score, mean and std per unlearning method."""
 
-from probunlearn.experiments import make_table1
-from probunlearn.wf import log_to
+from probunlearn.report.experiments import make_table1
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule tofu_metrics: forget quality (KS test against the reference model) and model utility."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.tofu import run_tofu_metrics
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

@@ -1,7 +1,7 @@
 """Rule tokenizer: train the BPE tokenizer on the world."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.train import run_tokenizer
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

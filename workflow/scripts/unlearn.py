@@ -1,7 +1,7 @@
 """Rule unlearn: turn the target model into an unlearned model."""
 
+from probunlearn.steps.logs import log_to
 from probunlearn.steps.unlearn import run_unlearn
-from probunlearn.wf import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

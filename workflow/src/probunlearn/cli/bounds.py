@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from probunlearn import bounds
-from probunlearn.io import atomic_write
+from probunlearn.storage.atomic import atomic_write
 
 _READERS = {".parquet": pl.read_parquet, ".pq": pl.read_parquet, ".csv": pl.read_csv}
 _WRITERS = {".parquet": "write_parquet", ".pq": "write_parquet", ".csv": "write_csv"}

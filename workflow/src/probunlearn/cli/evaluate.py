@@ -167,7 +167,7 @@ def named_base(source: str) -> str | None:
     """The base an adapter directory names, as an absolute path where it is a local directory
     (relative to the current directory, or else to the adapter), so the workflow finds it from its
     own working directory; None for a full model."""
-    from probunlearn import checkpoints
+    from probunlearn.storage import checkpoints
 
     if not checkpoints.is_adapter(source):
         return None
@@ -266,7 +266,7 @@ def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``probunlearn evaluate``; returns the exit status."""
     from probunlearn.evaluate.plan import Plan
-    from probunlearn.io import write_text
+    from probunlearn.storage.atomic import write_text
 
     try:
         config = build_config(args)

@@ -19,7 +19,7 @@ from probunlearn.dag.naming import (
     unlearned_name,
 )
 from probunlearn.dag.paths import Paths
-from probunlearn.evalsets import (
+from probunlearn.data.evalsets import (
     DCUE_FORGET,
     FORGET_SPLITS,
     REQUEST_SETS,
@@ -111,7 +111,7 @@ class Design:
         if not self.bench:
             return {}
         from probunlearn.benchmarks import tofu_files
-        from probunlearn.downloads import DATASETS
+        from probunlearn.data.downloads import DATASETS
 
         used = {}
         if self.bench.get("tofu"):
@@ -145,7 +145,7 @@ class Design:
             from probunlearn.benchmarks import benchmark_sizes
 
             return benchmark_sizes(self.bench)[evalset]
-        from probunlearn.data import evalset_size
+        from probunlearn.data.synthetic import evalset_size
 
         return evalset_size(evalset, self.config["world"])
 
@@ -399,7 +399,7 @@ class Design:
         """Answer length: longer for the request sets; MUSE's own for its sets (32 knowmem, 128
         verbmem)."""
         if evalset in MUSE_SAMPLED and "muse" in self.experiments:
-            from probunlearn.muse import MAX_NEW_TOKENS
+            from probunlearn.benchmarks.muse_news.sets import MAX_NEW_TOKENS
 
             return MAX_NEW_TOKENS[evalset]
         s = self.config["sampling"]
@@ -408,7 +408,7 @@ class Design:
     def stops(self, evalset: str) -> list[str]:
         """Strings an answer is cut at (MUSE's knowmem post-processing), else none."""
         if evalset.startswith("knowmem") and "muse" in self.experiments:
-            from probunlearn.muse import KNOWMEM_STOPS
+            from probunlearn.benchmarks.muse_news.sets import KNOWMEM_STOPS
 
             return list(KNOWMEM_STOPS)
         return []

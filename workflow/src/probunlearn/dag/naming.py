@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
-from probunlearn.evalsets import CORPUS_RETAIN, RETAIN_OF
+from probunlearn.data.evalsets import CORPUS_RETAIN, RETAIN_OF
 
 METHOD_LABELS = {
     "rmu": "RMU",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from probunlearn.io import write_parquet
+from probunlearn.storage.atomic import write_parquet
 
 # TOFU's config/eval_everything.yaml: 300 questions a set, 200 tokens, and greedy generation in batches
 # of 30, left-padded: the padded prompt counts towards the 200, so the batch sets each answer's budget
@@ -94,7 +94,7 @@ def teacher(
 ) -> None:
     """Rule teacher: a model's log-probabilities (TOFU's encoding of ``tofu_format``) and TOFU's
     own greedy ROUGE."""
-    from probunlearn.evaluation import run_evaluation
+    from probunlearn.steps.greedy import run_evaluation
 
     run_evaluation(
         model_path,
@@ -193,7 +193,7 @@ def summarize(
 
     from probunlearn.evaluate import report
     from probunlearn.evaluate.summary import write_summary
-    from probunlearn.io import write_text
+    from probunlearn.storage.atomic import write_text
 
     evaluated = {n: m["identity"] for n, m in models.items() if n in bounds_paths}
     summary = write_summary(

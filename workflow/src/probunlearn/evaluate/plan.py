@@ -12,7 +12,7 @@ The config (``evaluate:`` section, written by the CLI to ``<out>/evaluate.yaml``
 - ``sampling``, ``bounds``, ``dtype``, ``device``, ``threads``.
 
 :class:`Plan` answers what the Snakefile asks: which sets, how many shards, which models get which jobs,
-and every model's identity (:func:`probunlearn.checkpoints.identity`: adapter and base together).
+and every model's identity (:func:`probunlearn.storage.checkpoints.identity`: adapter and base together).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn import checkpoints
-from probunlearn.evalsets import FORGET_SPLITS, HOLDOUT_OF, UTILITY_SETS
+from probunlearn.data.evalsets import FORGET_SPLITS, HOLDOUT_OF, UTILITY_SETS
 from probunlearn.evaluate.userdata import DataError, has_truth_ratio, read_user_data, score_kind
+from probunlearn.storage import checkpoints
 
 ROLES = ("evaluated", "reference", "original")
 MUSE_SETS = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
@@ -48,7 +48,7 @@ class PlanError(ValueError):
 
 def load_benchmark(benchmark: str, data_dir: str | None) -> dict[str, pl.DataFrame]:
     """A built-in benchmark's sets by name (from ``data_dir`` when given, else from the hub)."""
-    from probunlearn import loaders
+    from probunlearn.data import loaders
 
     if benchmark not in BENCHMARKS:
         raise PlanError(f"unknown benchmark {benchmark!r}; expected one of {list(BENCHMARKS)}")
@@ -65,7 +65,7 @@ def load_benchmark(benchmark: str, data_dir: str | None) -> dict[str, pl.DataFra
             sets[s] = loaders.load_tofu(f"{s}_perturbed", tofu)
         return sets
     if benchmark.startswith("muse:"):
-        from probunlearn import muse
+        from probunlearn.benchmarks.muse_news import sets as muse
 
         name = benchmark.split(":", 1)[1]
         return {name: muse.load_muse(name, None if src is None else src / "muse_news")}
@@ -110,7 +110,7 @@ class Plan:
         config's (``auto``: the model's chat template where it has one)."""
         if self.muse is None:
             return self.ev["sampling"]["template"]
-        from probunlearn import muse
+        from probunlearn.benchmarks.muse_news import sets as muse
 
         src = self.data.get("data_dir")
         return muse.template(self.muse, None if src is None else Path(src) / "muse_news")
@@ -122,7 +122,7 @@ class Plan:
         if given is not None:
             return int(given)
         if self.muse is not None:
-            from probunlearn import muse
+            from probunlearn.benchmarks.muse_news import sets as muse
 
             return muse.MAX_NEW_TOKENS[self.muse]
         return DEFAULT_MAX_NEW_TOKENS
@@ -131,7 +131,7 @@ class Plan:
     def stops(self) -> list[str]:
         """Strings an answer is cut at before scoring (MUSE's knowmem post-processing)."""
         if self.muse is not None and self.muse.startswith("knowmem"):
-            from probunlearn import muse
+            from probunlearn.benchmarks.muse_news import sets as muse
 
             return list(muse.KNOWMEM_STOPS)
         return []

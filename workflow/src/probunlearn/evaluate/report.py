@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn.io import atomic_write, write_csv, write_text
+from probunlearn.storage.atomic import atomic_write, write_csv, write_text
 
 
 def _save(fig, path: str | os.PathLike) -> None:

@@ -1,6 +1,6 @@
 """The summary tables of an evaluation: one row per (model, score), the M_gen curves, the identities.
 
-Every value is read off the per-prompt bounds the score job wrote (:mod:`probunlearn.sampled_eval`),
+Every value is read off the per-prompt bounds the score job wrote (:mod:`probunlearn.steps.score`),
 averaged over the prompts: ``greedy`` (the greedy answer's score), ``sampled_mean``, ``sampled_std``,
 ``ed``, ``m_mu``, ``m_sigma``, ``m_bin`` (of the decision in ``leak``: a 0/1 score, or a continuous
 score >= the leak threshold; null without one), and the set-level bounds ``set_m_mu`` (average E[X]
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from probunlearn import bounds
-from probunlearn.io import write_csv
-from probunlearn.metrics_io import read_metrics
+from probunlearn.metrics.table import read_metrics
+from probunlearn.storage.atomic import write_csv
 
 #: the score each kind of data is judged by in the figures
 PRIMARY = {"answer": "rougeL_recall", "keywords": "keyword_leak", "requests": "harm_prob"}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn.rows import make_row, to_frame
+from probunlearn.data.rows import make_row, to_frame
 
 SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 

@@ -14,7 +14,7 @@ results back.
   O(m·n) pure-Python table.
 - :func:`keyword_leak` -- 1 where an answer contains one of its keywords (Harry-Potter-Q&A style).
 - :func:`refusal_judge` / :func:`harm_score` -- refusal-string judge, the CPU fallback for the
-  HarmBench classifier (which lives in :mod:`probunlearn.judges`; ``HarmBenchJudge`` is re-exported
+  HarmBench classifier (which lives in :mod:`probunlearn.scoring.harmbench`; ``HarmBenchJudge`` is re-exported
   here lazily so that importing this module does not import torch).
 - :func:`self_bleu` / :func:`diversity` -- Self-BLEU of Texygen (Zhu et al., 2018).
 
@@ -64,7 +64,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # HarmBenchJudge needs torch/transformers: import it only on use.
     if name == "HarmBenchJudge":
-        from probunlearn.judges import HarmBenchJudge
+        from probunlearn.scoring.harmbench import HarmBenchJudge
 
         return HarmBenchJudge
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from probunlearn.scoring.phrases import compile_phrases, normalise_quotes
-from probunlearn.validate import check_same_length, check_texts
+from probunlearn.scoring.validate import check_same_length, check_texts
 
 
 def _as_keyword_tuple(i: int, kws: Any) -> tuple[str, ...]:

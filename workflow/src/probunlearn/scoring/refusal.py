@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from probunlearn.scoring.phrases import compile_phrases, normalise_quotes
-from probunlearn.validate import check_texts
+from probunlearn.scoring.validate import check_texts
 
 # ----------------------------------------------------------------------------------------------
 # refusal judge

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from rouge_score import tokenize as _rouge_tokenize
 
-from probunlearn.validate import check_same_length, check_texts
+from probunlearn.scoring.validate import check_same_length, check_texts
 
 
 def _import_porter() -> types.ModuleType:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from probunlearn.validate import check_texts
+from probunlearn.scoring.validate import check_texts
 
 # ----------------------------------------------------------------------------------------------
 # Self-BLEU

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from probunlearn import metrics_io
-from probunlearn.dcue import (
+from probunlearn.data.rows import read_rows
+from probunlearn.metrics.dcue import (
     Extractor,
     LLMCoreExtractor,
     check_disjoint,
@@ -17,8 +17,8 @@ from probunlearn.dcue import (
     core_spans,
     dcue,
 )
-from probunlearn.io import write_parquet
-from probunlearn.rows import read_rows
+from probunlearn.metrics.table import write_metrics
+from probunlearn.storage.atomic import write_parquet
 
 
 def _aligned(conf: pl.DataFrame, ids: list[str]) -> np.ndarray:
@@ -106,9 +106,7 @@ def run_dcue(
         "dcue_core_fallback": float(fb) if use_core else 0.0,
     }
     base = {"model": model_name, "method": method, "split": split, "evalset": evalset or split}
-    metrics_io.write_metrics(
-        [{**base, "metric": m, "value": v} for m, v in values.items()], out_csv
-    )
+    write_metrics([{**base, "metric": m, "value": v} for m, v in values.items()], out_csv)
     if out_confidences is not None:
         frames = []
         for (k, core), df in conf.items():

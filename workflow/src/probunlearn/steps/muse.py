@@ -9,9 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from probunlearn import metrics_io
-from probunlearn.io import write_parquet
-from probunlearn.muse_eval import metric_rows, muse_greedy_scores, muse_table
+from probunlearn.benchmarks.muse_news.metrics import metric_rows, muse_greedy_scores, muse_table
+from probunlearn.metrics.table import write_metrics
+from probunlearn.storage.atomic import write_parquet
 
 
 def _greedy_rows(sample_paths: Sequence[str | os.PathLike]) -> pl.DataFrame:
@@ -46,7 +46,7 @@ def run_muse_eval(
     sample shards), and the per-token log-probabilities of DCUE's D_f and D_v with the encoding of
     ``tofu`` (config ``tofu_eval``; the rows' question is the whole prompt)."""
     from probunlearn import models  # torch on use: rule muse_table imports this module too
-    from probunlearn.evaluation import logprobs_sets, tofu_format
+    from probunlearn.steps.greedy import logprobs_sets, tofu_format
 
     models.set_threads(threads)
     tok = models.load_tokenizer(model_dir)
@@ -58,7 +58,7 @@ def run_muse_eval(
         scores.append(muse_greedy_scores(rows, greedy, evalset, tokenizer=tok))
     table = pl.concat(scores)
     write_parquet(table, out_answers)
-    metrics_io.write_metrics(metric_rows(table, model_name, method, split), out_metrics)
+    write_metrics(metric_rows(table, model_name, method, split), out_metrics)
     model = models.load_model(model_dir, dtype=dtype, device=device)
     logprobs_sets(
         model,

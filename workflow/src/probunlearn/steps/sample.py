@@ -8,13 +8,14 @@ import os
 import numpy as np
 import polars as pl
 
-from probunlearn import models, qa
-from probunlearn.io import write_parquet
+from probunlearn import models
+from probunlearn.data import qa
 from probunlearn.sampling import (
     sample_answers,
     sample_sequential,
     teacher_forced_logprobs,
 )
+from probunlearn.storage.atomic import write_parquet
 
 
 def num_shards(evalset_path: str | os.PathLike, chunk_size: int) -> int:

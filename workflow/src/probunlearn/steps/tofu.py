@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from probunlearn import metrics_io
-from probunlearn.tofu_metrics import (
+from probunlearn.metrics.table import write_metrics
+from probunlearn.metrics.tofu import (
     METRIC_COLUMNS,
     TOFU_UTILITY_SETS,
     ks_test,
@@ -69,7 +69,7 @@ def run_tofu_metrics(
 ) -> pl.DataFrame:
     """TOFU metrics of one model → metric rows CSV (columns model, method, split, evalset, metric, value).
 
-    Inputs are per-token log-probability parquet files (:func:`probunlearn.token_scores.answer_token_table`),
+    Inputs are per-token log-probability parquet files (:func:`probunlearn.metrics.token_scores.answer_token_table`),
     of which the first ``max_questions`` questions count (TOFU: 300). Rows written:
     - forget set (evalset = ``forget_evalset``, default ``split``): ``answer_prob``, ``truth_ratio_score``
       (forget form), and ``forget_quality`` and ``ks_statistic`` against a reference: the forget-set
@@ -148,7 +148,7 @@ def run_tofu_metrics(
         for key in paths:
             utility[f"{key}_rouge"] = rv[names[key]]
         add("utility", "model_utility", model_utility(utility))
-    metrics_io.write_metrics(rows, out_csv)
+    write_metrics(rows, out_csv)
     return pl.DataFrame(
         rows, schema={c: (pl.Float64 if c == "value" else pl.String) for c in METRIC_COLUMNS}
     )

@@ -8,8 +8,9 @@ from typing import Any
 
 import polars as pl
 
-from probunlearn import data, models, qa
-from probunlearn.io import atomic_dir, write_json
+from probunlearn import models
+from probunlearn.data import qa, synthetic
+from probunlearn.storage.atomic import atomic_dir, write_json
 from probunlearn.training import (
     train_lm,
 )
@@ -81,7 +82,7 @@ def run_finetune(
     models.set_threads(threads)
     tok = models.load_tokenizer(base_dir)
     model = models.load_model(base_dir, device="cpu")
-    examples = data.finetune_corpus(
+    examples = synthetic.finetune_corpus(
         pl.read_parquet(split_path), pl.read_parquet(corpus_path), replay, seed
     )
     log = train_lm(

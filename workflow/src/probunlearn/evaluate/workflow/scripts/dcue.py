@@ -1,7 +1,7 @@
 """Rule dcue: DCUE of one evaluated model against the original model."""
 
 from probunlearn.evaluate.jobs import dcue
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule evalsets: the data sets of the evaluation as parquet files."""
 
 from probunlearn.evaluate.jobs import write_sets
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

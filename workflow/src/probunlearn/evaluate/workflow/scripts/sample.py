@@ -1,7 +1,7 @@
 """Rule sample: the greedy answer and n samples of one shard of prompts, for one model."""
 
 from probunlearn.evaluate.jobs import sample_shard
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,7 +1,7 @@
 """Rule score: score every sample of one model and bound every prompt."""
 
-from probunlearn.sampled_eval import run_score
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
+from probunlearn.steps.score import run_score
 
 sm = snakemake  # noqa: F821
 judge = {k: v for k, v in sm.params.judge.items() if k != "judge_identity"}

@@ -1,7 +1,7 @@
 """Rule summary: the summary tables, figures, identities, effective config and HTML report."""
 
 from probunlearn.evaluate.jobs import summarize
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 o, p = sm.output, sm.params

@@ -1,7 +1,7 @@
 """Rule teacher: a model's log-probabilities and TOFU's greedy ROUGE (forget quality, utility, DCUE)."""
 
 from probunlearn.evaluate.jobs import teacher
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

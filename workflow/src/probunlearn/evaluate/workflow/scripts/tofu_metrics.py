@@ -1,7 +1,7 @@
 """Rule tofu_metrics: TOFU's forget quality and model utility of one evaluated model."""
 
 from probunlearn.evaluate.jobs import tofu_metrics
-from probunlearn.wf import log_to
+from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):

@@ -1,0 +1,143 @@
+"""MUSE-News's raw corpora (forget, retain1, holdout) and the workflow's MUSE eval sets.
+
+Files (a local directory laid out like ../shared/data/muse_news, or fetched from the hub dataset
+``muse-bench/MUSE-News`` by :mod:`probunlearn.data.downloads`): ``raw_{split}.json``, a JSON array of article
+strings (889 forget, 1777 retain1, 3043 holdout articles on the hub).
+
+* Unlearning data: each corpus is a set of rows with the article as ``answer`` and an empty
+  ``question`` (``kind = "muse_raw"``); :func:`chunk_corpus` cuts them as MUSE's ``DefaultDataset`` does
+  (swj0419/muse_bench, baselines/baselines/dataset.py): the articles joined by ``"\\n\\n"``, tokenised
+  once without special tokens, cut into non-overlapping windows of ``max_len - 1`` tokens, each with
+  the tokenizer's BOS in front, the last window filled up with the first tokens ("rotated").
+* Sampled and greedy sets: knowmem rows carry MUSE's whole prompt as ``question`` (the 10 few-shot
+  pairs, then ``Question: {q}\\nAnswer: ``), so every rule prompts them with the template
+  ``{question}``; the short answer is the keyword (M_bin of "contains the answer") and the core span
+  of DCUE. verbmem rows: the article prefix and its true continuation.
+* D_v of DCUE (``holdout``): :func:`continuation_rows` of holdout articles, which neither the target
+  nor the retrained model saw (docs/dcue.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from probunlearn.benchmarks.muse_news import sets as muse
+from probunlearn.data.rows import make_row, to_frame
+
+RAW_SPLITS = ("forget", "retain1", "holdout")
+RAW_ROWS = {"forget": 889, "retain1": 1777, "holdout": 3043}
+"""Articles of each raw corpus on the hub (dataset card of muse-bench/MUSE-News)."""
+KNOWMEM_ROWS = 100
+VERBMEM_ROWS = 100
+
+
+def raw_path(split: str, source: str | os.PathLike) -> Path:
+    """``raw_{split}.json`` of a local MUSE-News directory; the error names the file and the hub."""
+    if split not in RAW_SPLITS:
+        raise ValueError(f"unknown MUSE raw corpus {split!r}; expected one of {list(RAW_SPLITS)}")
+    path = Path(source) / f"raw_{split}.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: the raw {split} corpus of {muse.HUB_DATASET} (config raw, split "
+            f"{split}) as a JSON array of article strings"
+        )
+    return path
+
+
+def load_raw(split: str, source: str | os.PathLike, limit: int | None = None) -> list[str]:
+    """The first ``limit`` (all: None) articles of a raw corpus; an item that is no string is named."""
+    path = raw_path(split, source)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON array of article strings")
+    for i, item in enumerate(data):
+        if not isinstance(item, str):  # MUSE's own files hold an empty article: allowed
+            raise ValueError(f"{path}: item {i} is a {type(item).__name__}, not a string")
+    if limit is not None and len(data) < limit:
+        raise ValueError(f"{path}: {len(data)} articles, the config asks for {limit}")
+    return data if limit is None else data[:limit]
+
+
+def corpus_rows(split: str, texts: Sequence[str]) -> pl.DataFrame:
+    """A raw corpus as rows: the article as ``answer``, no question (unlearning data)."""
+    return to_frame(
+        [
+            make_row(
+                id=f"muse-raw_{split}-{i}", question="", answer=t, kind="muse_raw", group=split
+            )
+            for i, t in enumerate(texts)
+        ]
+    )
+
+
+def knowmem_rows(name: str, source: str | os.PathLike, size: int | None = None) -> pl.DataFrame:
+    """A knowmem set with MUSE's few-shot prompt as ``question`` (prompt with ``{question}``)."""
+    rows = muse.load_muse(name, source)
+    tpl = muse.template(name, source)
+    rows = rows.head(size) if size is not None else rows
+    return rows.with_columns(
+        pl.col("question").map_elements(lambda q: tpl.format(question=q), return_dtype=pl.String),
+        pl.lit(0, dtype=pl.Int64).alias("core_start"),
+        pl.col("answer").str.len_chars().cast(pl.Int64).alias("core_end"),
+        pl.lit(name).alias("group"),
+    )
+
+
+def verbmem_rows(source: str | os.PathLike, size: int | None = None) -> pl.DataFrame:
+    """verbmem's prompts (article prefixes) and their true continuations."""
+    rows = muse.load_muse("verbmem_forget", source)
+    return (rows.head(size) if size is not None else rows).with_columns(
+        pl.lit("verbmem_forget").alias("group")
+    )
+
+
+def continuation_rows(
+    texts: Sequence[str], prompt_words: int, answer_words: int, prefix: str = "muse-holdout"
+) -> pl.DataFrame:
+    """One row per article: its first ``prompt_words`` words (and the space after them) as the
+    prompt and the next ``answer_words`` words as the answer (the core span: all of it). Articles too short are an error
+    naming the article."""
+    rows = []
+    for i, text in enumerate(texts):
+        words = text.split()
+        if len(words) < prompt_words + answer_words:
+            raise ValueError(
+                f"holdout article {i}: {len(words)} words, fewer than prompt_words + answer_words "
+                f"({prompt_words} + {answer_words})"
+            )
+        answer = " ".join(words[prompt_words : prompt_words + answer_words])
+        rows.append(
+            make_row(
+                id=f"{prefix}-{i}",
+                # the prompt ends in the space before the answer: prompt + answer is the text
+                question=" ".join(words[:prompt_words]) + " ",
+                answer=answer,
+                core=(0, len(answer)),
+                kind="muse_holdout",
+                group=f"{prefix}-{i}",
+            )
+        )
+    return to_frame(rows)
+
+
+def chunk_corpus(tokenizer, texts: Sequence[str], max_len: int) -> list[list[int]]:
+    """MUSE's training chunks of a corpus (module docstring): windows of ``max_len`` token ids, each
+    starting with BOS, the last one rotated to full length."""
+    if max_len < 2:
+        raise ValueError(f"max_len must be >= 2, got {max_len}")
+    bos = tokenizer.bos_token_id
+    if bos is None:
+        raise ValueError("MUSE's chunks start with BOS, and the tokenizer has no bos_token_id")
+    tokens = tokenizer("\n\n".join(texts), add_special_tokens=False)["input_ids"]
+    if not tokens:
+        raise ValueError("the corpus has no tokens")
+    step = max_len - 1
+    chunks = [[bos, *tokens[i : i + step]] for i in range(0, len(tokens), step)]
+    if len(chunks[-1]) < max_len:
+        chunks[-1] = (chunks[-1] + chunks[0])[:max_len]
+    return chunks

@@ -1,0 +1,173 @@
+"""A run's configuration: its layers (the mini run or the paper's defaults, then the user's files),
+their merge as Snakemake does it, and validation against workflow/schemas/config.schema.yaml.
+
+Layers. ``snakemake --cores N`` runs ``config.yaml`` (the mini run). Files given with
+``--configfile`` are laid over it key by key, which is what an overlay for the mini run wants. A
+*preset* for real models says ``base: paper`` instead: it is laid over
+``workflow/defaults/paper.yaml`` (the paper's appendix A settings), so that no value of the mini
+run reaches it. :func:`effective_config` builds the configuration a run uses, the same way in the
+workflow (common.smk) and in ``probunlearn config`` (which prints it without running anything).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from probunlearn.storage.atomic import write_text
+
+# the bases a config file may name with its top-level key `base`, relative to the repository root
+BASES = {"paper": Path("workflow/defaults/paper.yaml")}
+MINI_CONFIG = Path("config.yaml")
+
+
+class ConfigError(ValueError):
+    """A configuration that does not match the schema; the message names every bad key."""
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    path = ".".join(str(p) for p in error.absolute_path)
+    return path or "<top level>"
+
+
+def validate_config(config: dict[str, Any], schema_path: str | os.PathLike) -> None:
+    """Raise ConfigError naming each key that is unknown, mistyped, missing or out of range."""
+    with open(schema_path) as fh:
+        schema = yaml.safe_load(fh)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    lines = []
+    for e in errors:
+        msg = e.message
+        if e.validator == "additionalProperties":
+            msg = f"unknown key(s): {msg.split('(')[-1].rstrip(')')}"
+        lines.append(f"  config key '{_where(e)}': {msg}")
+    raise ConfigError("invalid configuration:\n" + "\n".join(lines))
+
+
+# --------------------------------------------------------------------------------------------------
+# layers
+
+
+def merge_config(config: dict[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """Lay ``overlay`` over ``config`` in place, key by key, as ``snakemake.utils.update_config``
+    does: a mapping merges into a mapping (an empty one clears nothing), anything else replaces."""
+    for key, value in overlay.items():
+        if isinstance(value, Mapping):
+            sub = config.get(key)
+            config[key] = merge_config(sub if isinstance(sub, dict) else {}, value)
+        else:
+            config[key] = copy.deepcopy(value)
+    return config
+
+
+def load_yaml(path: str | os.PathLike) -> dict[str, Any]:
+    """A YAML config file as a dict; a clear error for a file that is not a mapping."""
+    with open(path) as fh:
+        data = yaml.safe_load(fh)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file must hold a mapping of keys at its top level")
+    return data
+
+
+def base_path(name: str, root: str | os.PathLike) -> Path:
+    """The file of base ``name`` under the repository ``root``."""
+    if name not in BASES:
+        raise ConfigError(
+            f"config key 'base': unknown base {name!r}; expected one of {sorted(BASES)}"
+        )
+    return Path(root) / BASES[name]
+
+
+def layers(overlay: Mapping[str, Any], root: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
+    """(name, content) of each layer under ``overlay``: config.yaml, or the base it names."""
+    name = overlay.get("base")
+    if name is None:
+        return [(str(MINI_CONFIG), load_yaml(Path(root) / MINI_CONFIG))]
+    path = base_path(name, root)
+    return [(str(BASES[name]), load_yaml(path))]
+
+
+def effective_config(
+    overlay: Mapping[str, Any],
+    root: str | os.PathLike,
+    workflow_config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The configuration a run uses: its base layer with ``overlay`` (the merged ``--configfile``
+    files and ``--config`` values, in Snakemake's order) laid over it.
+
+    Without a ``base`` key the base is config.yaml; ``workflow_config``, when given, is that merge
+    as Snakemake already made it (it is returned as is)."""
+    if overlay.get("base") is None and workflow_config is not None:
+        return dict(workflow_config)
+    cfg: dict[str, Any] = {}
+    for _, content in layers(overlay, root):
+        merge_config(cfg, content)
+    return merge_config(cfg, overlay)
+
+
+def overlay_of(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:
+    """The overlay of several config files, merged in order (as ``--configfile a b`` does)."""
+    out: dict[str, Any] = {}
+    for p in paths:
+        merge_config(out, load_yaml(p))
+    return out
+
+
+def leaves(config: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) of every leaf; an empty mapping is a leaf of its own."""
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            yield from leaves(value, path + ".")
+        else:
+            yield path, value
+
+
+def config_sources(
+    overlays: Sequence[tuple[str, Mapping[str, Any]]], root: str | os.PathLike
+) -> dict[str, str]:
+    """Which layer each leaf of the effective configuration comes from: {dotted key: layer name}.
+
+    ``overlays`` are (name, content) of the files laid over the base, in order."""
+    merged: dict[str, Any] = {}
+    for _, content in overlays:
+        merge_config(merged, content)
+    named = layers(merged, root) + list(overlays)
+    cfg: dict[str, Any] = {}
+    for _, content in named:
+        merge_config(cfg, content)
+    origin: dict[str, str] = {}
+    for name, content in named:
+        for key, _ in leaves(content):
+            # a later layer's leaf replaces an earlier one and everything below it
+            for k in [k for k in origin if k == key or k.startswith(key + ".")]:
+                del origin[k]
+            origin[key] = name
+    return {key: origin[key] for key, _ in leaves(cfg)}
+
+
+def get_key(config: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted key; KeyError naming the key if it is absent."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise KeyError(f"config key '{dotted}' is not set")
+        node = node[part]
+    return node
+
+
+def dump_config(config: Mapping[str, Any], path: str | os.PathLike) -> Path:
+    """Write ``config`` as YAML (keys in their order) to ``path`` atomically."""
+    text = yaml.safe_dump(dict(config), sort_keys=False, allow_unicode=True, width=100)
+    return write_text(text, path)

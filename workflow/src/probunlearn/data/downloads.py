@@ -1,0 +1,618 @@
+"""Fetch the real data sets into ``resources/``: atomically, cached, verified, with an offline message.
+
+Each data set is a list of files (:data:`DATASETS`), each with its origin (a hub data set repository at a
+pinned revision, or a pinned URL) and how it is verified: a sha256 checksum (the Harry Potter Q&A CSV) or
+a number of rows (TOFU configs, JailbreakBench behaviors). :func:`fetch_dataset` puts every file at
+``<dest_dir>/<name>``:
+
+- cached: a file already there that verifies is kept, and nothing is downloaded;
+- from a local copy: with ``source=`` (a directory laid out as ``../shared/data/<dataset>``), files are
+  copied from there (``<split>.jsonl`` is accepted for TOFU's ``<split>.json``) and verified;
+- otherwise downloaded (:func:`probunlearn.storage.remote.hub_file` for hub files, ``urllib`` for URLs);
+- atomically: written under a temporary name beside the target, verified, then renamed; a file that does
+  not verify is deleted and :class:`VerificationError` names it with the expected and found values;
+- offline (no network, the hub unreachable, ``HF_HUB_OFFLINE=1``): :class:`OfflineError` says exactly
+  which files to put into which directory (and where to get them); nothing more is tried after the first
+  unreachable file, so an offline run fails fast.
+
+The loaders of :mod:`probunlearn.data.loaders` read the result with ``source=<dest_dir>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from probunlearn.data import loaders
+from probunlearn.data.evalsets import RETAIN_OF
+from probunlearn.storage.remote import OfflineError, hub_file
+
+__all__ = [
+    "DATASETS",
+    "HP_QA_ROWS",
+    "HP_QA_SHA256",
+    "HP_QA_URL",
+    "Dataset",
+    "OfflineError",
+    "RemoteFile",
+    "TOFU_ROWS",
+    "VerificationError",
+    "count_rows",
+    "fetch_dataset",
+    "TOFU_EVAL_LOGS",
+    "fetch_hub_file",
+    "fetch_tofu_eval_log",
+    "fetch_url",
+    "tofu_eval_log_url",
+    "sha256sum",
+    "verify",
+]
+
+
+class VerificationError(ValueError):
+    """A file does not have the expected checksum or number of rows."""
+
+
+# --------------------------------------------------------------------------------------------------------
+# what is fetched
+
+# hp_qa_en.csv at a fixed commit of github.com/SchwinnL/LLM_Embedding_Attack (the CSV is not on the hub);
+# the checksum is that of the copy in ../shared/data/hp_qa (55 rows after the header)
+HP_QA_COMMIT = "e031b50e5c3f883fc4eec3312233701a00daa136"
+HP_QA_URL = (
+    f"https://raw.githubusercontent.com/SchwinnL/LLM_Embedding_Attack/{HP_QA_COMMIT}/hp_qa_en.csv"
+)
+HP_QA_SHA256 = "a9edb56525156ba29c6c748ff2305d38e8b6cd94e5ed3f0b4971f368f1807768"
+HP_QA_ROWS = 55
+
+# rows of each TOFU config (JSON lines, <config>.json at the root of the hub repository locuslab/TOFU)
+TOFU_ROWS = {
+    "full": 4000,
+    "forget01": 40,
+    "forget05": 200,
+    "forget10": 400,
+    "retain99": 3960,
+    "retain95": 3800,
+    "retain90": 3600,
+    "forget01_perturbed": 40,
+    "forget05_perturbed": 200,
+    "forget10_perturbed": 400,
+    "retain_perturbed": 400,
+    "real_authors_perturbed": 100,
+    "world_facts_perturbed": 117,
+    "holdout01": 40,
+    "holdout05": 200,
+    "holdout10": 400,
+}
+# forgetNN / retainNN are not fetched by default: the loader derives them from full (the last NN% of it)
+TOFU_DEFAULT = (
+    "full",
+    "forget01_perturbed",
+    "forget05_perturbed",
+    "forget10_perturbed",
+    "retain_perturbed",
+    "real_authors_perturbed",
+    "world_facts_perturbed",
+    "holdout01",
+    "holdout05",
+    "holdout10",
+)
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a data set: where it comes from and how it is verified."""
+
+    name: str  # file name under the data set's directory in resources/
+    repo_id: str | None = None  # hub repository (with filename and revision) ...
+    filename: str | None = None
+    revision: str | None = None
+    repo_type: str = "dataset"
+    url: str | None = None  # ... or a URL
+    sha256: str | None = None
+    rows: int | None = None
+    local_names: tuple[str, ...] = ()  # names accepted in a local copy, besides ``name``
+    # a hub parquet file stored as JSON: these columns as a list of objects (one column ``text``: a
+    # list of strings), the format of the local copy (MUSE-News)
+    json_columns: tuple[str, ...] = ()
+
+    def origin(self, revision: str | None = None) -> str:
+        if self.url is not None:
+            return self.url
+        return f"hub {self.repo_type} {self.repo_id}, file {self.filename} at revision {revision or self.revision}"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A data set: its files, the default subset fetched, and where a user gets them by hand."""
+
+    name: str
+    files: dict[str, RemoteFile]
+    default: tuple[str, ...]
+    where: str  # human-readable origin, for the offline message
+    local_copy: str = ""  # e.g. ../shared/data/tofu
+
+
+def _tofu_file(split: str) -> RemoteFile:
+    return RemoteFile(
+        name=f"{split}.json",
+        repo_id=loaders.TOFU_REPO,
+        filename=f"{split}.json",
+        revision=loaders.TOFU_REVISION,
+        rows=TOFU_ROWS[split],
+        local_names=(f"{split}.jsonl",),
+    )
+
+
+def _jbb_file(kind: str) -> RemoteFile:
+    return RemoteFile(
+        name=f"{kind}-behaviors.csv",
+        repo_id=loaders.JBB_REPO,
+        filename=f"data/{kind}-behaviors.csv",
+        revision=loaders.JBB_REVISION,
+        rows=100,
+    )
+
+
+# MUSE-News on the hub: one parquet file per (config, split) as the hub's dataset viewer lays them out
+# (``{config}/{split}-00000-of-00001.parquet``), stored locally as the JSON of ../shared/data/muse_news
+MUSE_REPO = "muse-bench/MUSE-News"
+MUSE_REVISION = "main"
+MUSE_FILES = {
+    # key: (local name, hub config, hub split, rows, columns, other local names)
+    "knowmem_forget_qa": (
+        "knowmem_forget_qa.json",
+        "knowmem",
+        "forget_qa",
+        100,
+        ("question", "answer"),
+        (),
+    ),
+    "knowmem_forget_qa_icl": (
+        "knowmem_forget_qa_icl.json",
+        "knowmem",
+        "forget_qa_icl",
+        10,
+        ("question", "answer"),
+        (),
+    ),
+    "knowmem_retain_qa": (
+        "knowmem_retain_qa.json",
+        "knowmem",
+        "retain_qa",
+        100,
+        ("question", "answer"),
+        ("knowmem_retain2_qa.json",),
+    ),
+    "knowmem_retain_qa_icl": (
+        "knowmem_retain_qa_icl.json",
+        "knowmem",
+        "retain_qa_icl",
+        10,
+        ("question", "answer"),
+        ("knowmem_retain2_qa_icl.json",),
+    ),
+    "verbmem_forget": ("verbmem_forget.json", "verbmem", "forget", 100, ("prompt", "gt"), ()),
+    "raw_forget": ("raw_forget.json", "raw", "forget", 889, ("text",), ()),
+    "raw_retain1": ("raw_retain1.json", "raw", "retain1", 1777, ("text",), ()),
+    "raw_holdout": ("raw_holdout.json", "raw", "holdout", 3043, ("text",), ()),
+}
+
+
+def _muse_file(key: str) -> RemoteFile:
+    name, config, split, rows, columns, local = MUSE_FILES[key]
+    return RemoteFile(
+        name=name,
+        repo_id=MUSE_REPO,
+        filename=f"{config}/{split}-00000-of-00001.parquet",
+        revision=MUSE_REVISION,
+        rows=rows,
+        local_names=local,
+        json_columns=columns,
+    )
+
+
+DATASETS: dict[str, Dataset] = {
+    "tofu": Dataset(
+        name="tofu",
+        files={s: _tofu_file(s) for s in TOFU_ROWS},
+        default=TOFU_DEFAULT,
+        where=f"the hub data set {loaders.TOFU_REPO} (JSON lines, one file per config)",
+        local_copy="../shared/data/tofu",
+    ),
+    "jbb": Dataset(
+        name="jbb",
+        files={k: _jbb_file(k) for k in ("harmful", "benign")},
+        default=("harmful", "benign"),
+        where=f"the hub data set {loaders.JBB_REPO} (folder data/)",
+        local_copy="../shared/data/jbb",
+    ),
+    "hp_qa": Dataset(
+        name="hp_qa",
+        files={
+            "hp_qa": RemoteFile(
+                name="hp_qa_en.csv", url=HP_QA_URL, sha256=HP_QA_SHA256, rows=HP_QA_ROWS
+            )
+        },
+        default=("hp_qa",),
+        where=f"{HP_QA_URL} (github.com/SchwinnL/LLM_Embedding_Attack)",
+        local_copy="../shared/data/hp_qa",
+    ),
+    "muse": Dataset(
+        name="muse",
+        files={k: _muse_file(k) for k in MUSE_FILES},
+        default=tuple(MUSE_FILES),
+        where=f"the hub data set {MUSE_REPO} (configs knowmem, verbmem and raw, one parquet per split)",
+        local_copy="../shared/data/muse_news",
+    ),
+}
+
+
+# TOFU's published eval logs of its retain-only models (github.com/locuslab/tofu, data/, "ds_size300"):
+# the reference of forget quality that TOFU's leaderboard uses, instead of training the reference models.
+# {(model family, forget split): (fine-tuning learning rate in the folder name, sha256 at the commit)}
+TOFU_LOGS_COMMIT = "bdc209ea7c6cc2e7079ea1afb6468d3ddcc65f8e"
+TOFU_EVAL_LOGS: dict[tuple[str, str], tuple[str, str]] = {
+    ("phi", "forget10"): (
+        "2e-05",
+        "a9fe48362732e84baf9f7aec00fb5b18a55cf597d0777451a99eb93144eeb989",
+    ),
+    ("phi", "forget05"): (
+        "2e-05",
+        "a83cea7d929e5e4dc7267d1151794e24ab829da803ab367a09058ddd0250560c",
+    ),
+    ("phi", "forget01"): (
+        "2e-05",
+        "a637878deb1d19d69975a008269a8d3b7b962d15e0b27d4c6d6d5239e0037a6d",
+    ),
+    ("llama2-7b", "forget10"): (
+        "1e-05",
+        "67ff907bb852c8c79c15e2c18455149a695c8b150ef9876d3f3b77a0195cfcd2",
+    ),
+    ("llama2-7b", "forget05"): (
+        "1e-05",
+        "c6300fa15004f2b560af7fab897ce7d669b5d7c11d48219002dbafeee6826e05",
+    ),
+    ("llama2-7b", "forget01"): (
+        "1e-05",
+        "a9ad8388927f33f7063fe68194b8e9521a5ee08edc9e3e7077e4d75c6c70a81c",
+    ),
+}
+
+
+def tofu_eval_log_url(family: str, split: str) -> str:
+    """The pinned URL of ``eval_log_forget.json`` of TOFU's retain-only ``family`` model for ``split``
+    (e.g. phi, forget10: ``data/ft_epoch5_lr2e-05_phi_retain90_wd0.01/eval_results/ds_size300/``)."""
+    if (family, split) not in TOFU_EVAL_LOGS:
+        raise ValueError(
+            f"no published TOFU eval log for ({family!r}, {split!r}); known: {sorted(TOFU_EVAL_LOGS)}"
+        )
+    lr = TOFU_EVAL_LOGS[(family, split)][0]
+    folder = f"ft_epoch5_lr{lr}_{family}_{RETAIN_OF[split]}_wd0.01"
+    return (
+        f"https://raw.githubusercontent.com/locuslab/tofu/{TOFU_LOGS_COMMIT}/data/{folder}/"
+        "eval_results/ds_size300/eval_log_forget.json"
+    )
+
+
+def fetch_tofu_eval_log(family: str, split: str, dest: str | os.PathLike) -> Path:
+    """Download TOFU's published forget-set eval log of its retain-only model (see
+    :func:`tofu_eval_log_url`) to ``dest``, verified by its sha256; kept when already there. Offline,
+    :class:`OfflineError` says where to put the file by hand."""
+    return fetch_url(
+        tofu_eval_log_url(family, split), dest, sha256=TOFU_EVAL_LOGS[(family, split)][1]
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# verification
+
+
+def sha256sum(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def count_rows(path: str | os.PathLike, kind: str | None = None) -> int:
+    """Records of a JSON-lines / JSON-array file, or data rows of a CSV file (header excluded).
+
+    ``kind``: ``"json"`` or ``"csv"``; by default taken from the suffix. Malformed input raises ValueError
+    naming the file and line.
+    """
+    path = Path(path)
+    kind = kind or ("csv" if path.suffix.lower() == ".csv" else "json")
+    if kind == "csv":
+        return len(loaders.read_csv_rows(path)) - 1
+    strings = _json_string_array(path)
+    if strings is not None:
+        return strings
+    return len(loaders.read_json_records(path))
+
+
+def _json_string_array(path: Path) -> int | None:
+    """Items of a JSON array of strings (MUSE's raw corpora), or None for any other file."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read(64).lstrip()[:2] not in ('["', "[ ", "[\n"):
+                return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if isinstance(data, list) and data and all(isinstance(x, str) for x in data):
+        return len(data)
+    return None
+
+
+def verify(
+    path: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    rows: int | None = None,
+    name: str | None = None,
+    label: str | None = None,
+) -> None:
+    """Raise :class:`VerificationError` unless ``path`` has the sha256 and the number of rows given.
+
+    ``name`` (the final file name) decides how rows are counted when ``path`` is a temporary file;
+    ``label`` is how the file is named in the error (default: ``path``).
+    """
+    path = Path(path)
+    label = label or str(path)
+    if sha256 is not None:
+        got = sha256sum(path)
+        if got != sha256.lower():
+            raise VerificationError(f"{label}: sha256 {got}, expected {sha256}")
+    if rows is not None:
+        kind = "csv" if Path(name or path.name).suffix.lower() == ".csv" else "json"
+        try:
+            got_rows = count_rows(path, kind)
+        except ValueError as e:
+            detail = str(e).removeprefix(f"{path}: ")  # the label names the file
+            raise VerificationError(f"{label}: unreadable: {detail}") from e
+        if got_rows != rows:
+            raise VerificationError(f"{label}: {got_rows} rows, expected {rows}")
+
+
+def _verified(path: Path, spec: RemoteFile) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        verify(path, sha256=spec.sha256, rows=spec.rows, name=spec.name)
+    except VerificationError:
+        return False
+    return True
+
+
+def _tmp_beside(dest: Path) -> Path:
+    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+
+
+def _install(tmp: Path, dest: Path, spec_sha: str | None, rows: int | None, label: str) -> Path:
+    """Verify ``tmp`` and rename it to ``dest``; delete it when it does not verify."""
+    try:
+        verify(tmp, sha256=spec_sha, rows=rows, name=dest.name, label=label)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return dest
+
+
+# --------------------------------------------------------------------------------------------------------
+# single files
+
+
+def _offline_url(e: BaseException) -> bool:
+    """A network failure (no route, DNS, refused, reset, timeout), not an HTTP status or a local error."""
+    if isinstance(e, urllib.error.HTTPError):
+        return False
+    return isinstance(
+        e, urllib.error.URLError | ConnectionError | TimeoutError | http.client.HTTPException
+    )
+
+
+def fetch_url(
+    url: str,
+    dest: str | os.PathLike,
+    *,
+    sha256: str | None = None,
+    rows: int | None = None,
+    timeout: float = 60.0,
+) -> Path:
+    """Download ``url`` to ``dest`` (temporary name, verified, renamed); kept if already there and valid.
+
+    Raises :class:`OfflineError` when the host cannot be reached, :class:`VerificationError` when the
+    download does not verify (it is deleted), and ``urllib.error.HTTPError`` for an HTTP error status.
+    """
+    dest = Path(dest)
+    if dest.is_file():
+        try:
+            verify(dest, sha256=sha256, rows=rows)
+            return dest
+        except VerificationError:
+            pass  # stale or corrupted: download again
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_beside(dest)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp, tmp.open("wb") as f:
+            shutil.copyfileobj(resp, f)
+    except Exception as e:
+        if tmp.exists():
+            tmp.unlink()
+        if _offline_url(e):
+            raise OfflineError(
+                f"cannot download {url} ({e}): put the file at {dest} by hand"
+            ) from e
+        raise
+    return _install(tmp, dest, sha256, rows, f"{dest} (downloaded from {url})")
+
+
+def fetch_hub_file(
+    repo_id: str,
+    filename: str,
+    dest: str | os.PathLike,
+    *,
+    revision: str,
+    repo_type: str = "dataset",
+    sha256: str | None = None,
+    rows: int | None = None,
+    json_columns: Sequence[str] = (),
+) -> Path:
+    """One file of a hub repository at ``revision``, copied to ``dest`` (verified; cached).
+
+    The file is downloaded into the huggingface_hub cache, copied under a temporary name beside ``dest``,
+    verified and renamed. ``json_columns``: the file is parquet and is stored as JSON (those columns,
+    :func:`parquet_to_json`). Raises :class:`OfflineError` when the hub cannot be reached.
+    """
+    dest = Path(dest)
+    if dest.is_file():
+        try:
+            verify(dest, sha256=sha256, rows=rows)
+            return dest
+        except VerificationError:
+            pass
+    try:
+        cached = hub_file(repo_id, filename, revision=revision, repo_type=repo_type)
+    except OfflineError as e:
+        raise OfflineError(f"{e}: put the file at {dest} by hand") from e
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_beside(dest)
+    if json_columns:
+        parquet_to_json(cached, tmp, json_columns)
+    else:
+        shutil.copyfile(cached, tmp)
+    return _install(
+        tmp, dest, sha256, rows, f"{dest} (from {repo_id}/{filename} at revision {revision})"
+    )
+
+
+def parquet_to_json(
+    src: str | os.PathLike, dest: str | os.PathLike, columns: Sequence[str]
+) -> None:
+    """A parquet file's ``columns`` as a JSON array: of strings for the one column ``text``, else of
+    objects; a missing column is named."""
+    import json
+
+    import polars as pl
+
+    df = pl.read_parquet(src)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise VerificationError(f"{src}: no column(s) {missing}; it has {df.columns}")
+    data = df["text"].to_list() if list(columns) == ["text"] else df.select(columns).to_dicts()
+    Path(dest).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def _copy_local(src: Path, dest: Path, spec: RemoteFile) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp_beside(dest)
+    shutil.copyfile(src, tmp)
+    return _install(tmp, dest, spec.sha256, spec.rows, f"{src} (copied to {dest})")
+
+
+# --------------------------------------------------------------------------------------------------------
+# data sets
+
+
+def _offline_message(ds: Dataset, dest_dir: Path, missing: Sequence[RemoteFile], cause: str) -> str:
+    names = ", ".join(f.name for f in missing)
+    local = [n for f in missing for n in f.local_names]
+    alt = f" (or {', '.join(local)})" if local else ""
+    copy = f", e.g. a copy of {ds.local_copy}" if ds.local_copy else ""
+    checks = []
+    for f in missing:
+        c = []
+        if f.rows is not None:
+            c.append(f"{f.rows} rows")
+        if f.sha256 is not None:
+            c.append(f"sha256 {f.sha256}")
+        if c:
+            checks.append(f"{f.name}: {', '.join(c)}")
+    return (
+        f"{ds.name}: offline, {cause}. Put {names}{alt} into {dest_dir}/ (from {ds.where}{copy}), "
+        f"or pass a local directory holding them as the source, then run again. The files are checked: "
+        + "; ".join(checks)
+    )
+
+
+def fetch_dataset(
+    name: str,
+    dest_dir: str | os.PathLike,
+    *,
+    files: Iterable[str] | None = None,
+    source: str | os.PathLike | None = None,
+    revision: str | None = None,
+) -> dict[str, Path]:
+    """Fetch the files of data set ``name`` (``tofu``, ``jbb``, ``hp_qa``, ``muse``) into ``dest_dir``.
+
+    ``files``: keys of ``DATASETS[name].files`` (TOFU: config names; JBB: ``harmful``/``benign``); by
+    default ``DATASETS[name].default``. ``source``: a local directory to copy them from instead of the
+    network. ``revision``: overrides the pinned hub revision. Returns {key: path}. See the module docstring
+    for caching, verification and the offline error.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}; expected one of {sorted(DATASETS)}")
+    ds = DATASETS[name]
+    keys = list(ds.default if files is None else files)
+    unknown = [k for k in keys if k not in ds.files]
+    if unknown:
+        raise ValueError(f"{name}: unknown file(s) {unknown}; expected some of {list(ds.files)}")
+    dest_dir = Path(dest_dir)
+    src = None if source is None else Path(source)
+    if src is not None and not src.is_dir():
+        raise FileNotFoundError(f"{name}: local source directory {src} does not exist")
+    out: dict[str, Path] = {}
+    todo: list[str] = []
+    for k in keys:
+        spec = ds.files[k]
+        dest = dest_dir / spec.name
+        if _verified(dest, spec):
+            out[k] = dest
+        else:
+            todo.append(k)
+    for i, k in enumerate(todo):
+        spec = ds.files[k]
+        dest = dest_dir / spec.name
+        if src is not None:
+            cands = [src / n for n in (spec.name, *spec.local_names)]
+            found = next((c for c in cands if c.is_file()), None)
+            if found is None:
+                raise FileNotFoundError(
+                    f"{name}: {src} has no {' or '.join(c.name for c in cands)}; it is needed in "
+                    f"{dest_dir}/ (from {ds.where})"
+                )
+            out[k] = _copy_local(found, dest, spec)
+            continue
+        try:
+            if spec.url is not None:
+                out[k] = fetch_url(spec.url, dest, sha256=spec.sha256, rows=spec.rows)
+            else:
+                out[k] = fetch_hub_file(
+                    spec.repo_id,
+                    spec.filename,
+                    dest,
+                    revision=revision or spec.revision,
+                    repo_type=spec.repo_type,
+                    sha256=spec.sha256,
+                    rows=spec.rows,
+                    json_columns=spec.json_columns,
+                )
+        except OfflineError as e:
+            missing = [ds.files[m] for m in todo[i:]]
+            c = e.__cause__ or e
+            cause = f"{type(c).__name__}: {(str(c).splitlines() or [''])[0][:200]}"
+            raise OfflineError(_offline_message(ds, dest_dir, missing, cause)) from e
+    return out

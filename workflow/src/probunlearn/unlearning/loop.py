@@ -1,0 +1,645 @@
+"""Unlearn a forget set from a fine-tuned causal LM: GA, GD, NPO, RMU, each optionally + entropy optimisation.
+
+One short training loop (nanoGPT style). Batching follows TOFU and the paper's reference code: an
+epoch is one pass over the shuffled forget set in batches of ``batch_size``; every forget example is
+paired with a random retain example (a fresh, seeded draw each epoch) and the paired retain examples
+form the retain batch. AdamW + cosine schedule with linear warmup, gradient clipping at 1.0 (the
+Hugging Face Trainer default that TOFU and the reference code inherit).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from probunlearn import models, training
+from probunlearn.data import qa
+from probunlearn.models.native import llama
+from probunlearn.storage.atomic import atomic_write
+from probunlearn.training import optim
+from probunlearn.unlearning import losses
+
+METHODS = ("ga", "gd", "npo", "npo_eo", "rmu", "idk", "dpo", "simnpo")
+REFUSAL_METHODS = ("idk", "dpo")
+"""Methods trained towards refusal answers (``refusals``)."""
+LOG_COLUMNS = (
+    "epoch",
+    "forget_confidence",
+    "retain_confidence",
+    "loss",
+    "forget_nll",
+    "retain_nll",
+    "forget_entropy",
+    "retain_entropy",
+    "train_loss",
+    "lr",
+)
+
+
+# --------------------------------------------------------------------------- model structure helpers
+
+
+def decoder_layers(model: nn.Module) -> nn.ModuleList:
+    """The list of transformer blocks of a causal LM (Llama/Phi/Mistral ``model.layers``, GPT-2 ``h``)."""
+    candidates = []
+    get_decoder = getattr(model, "get_decoder", None)
+    if callable(get_decoder):
+        try:
+            candidates.append(get_decoder())
+        except Exception:  # noqa: BLE001 - some models raise instead of returning None
+            pass
+    candidates += [getattr(model, name, None) for name in ("model", "transformer", "gpt_neox")]
+    for base in candidates:
+        for attr in ("layers", "h"):
+            layers = getattr(base, attr, None) if base is not None else None
+            if isinstance(layers, nn.ModuleList):
+                return layers
+    raise ValueError(f"cannot find the decoder layers of {type(model).__name__}")
+
+
+RMU_WEIGHTS = ("mlp", "down")
+MLP_OUT = ("down_proj", "fc2", "c_proj")  # the MLP's output projection: Llama/Mistral, Phi, GPT-2
+
+
+def rmu_parameter_names(model: nn.Module, layers: Sequence[int], weights: str = "mlp") -> list[str]:
+    """Names (as in ``model.named_parameters()``) of the weights RMU trains in the given decoder
+    layers: ``"mlp"`` every parameter of their MLP, ``"down"`` only the weight of the MLP's output
+    projection (WMDP's ``param_ids=6`` on Zephyr, ``mlp.down_proj.weight``; Phi's ``fc2``)."""
+    if weights not in RMU_WEIGHTS:
+        raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {weights!r}")
+    blocks = decoder_layers(model)
+    wanted: set[int] = set()
+    for i in layers:
+        mlp = getattr(blocks[i], "mlp", None)
+        if mlp is None:
+            raise ValueError(f"decoder layer {i} of {type(model).__name__} has no .mlp")
+        if weights == "mlp":
+            wanted |= {id(p) for p in mlp.parameters()}
+            continue
+        out = next((getattr(mlp, n) for n in MLP_OUT if hasattr(mlp, n)), None)
+        if out is None:
+            raise ValueError(
+                f"the MLP of decoder layer {i} of {type(model).__name__} has none of {list(MLP_OUT)}"
+            )
+        wanted.add(id(out.weight))
+    return [n for n, p in model.named_parameters() if id(p) in wanted]
+
+
+def rmu_layers(layer: int, params: Sequence[int] | None, span: int | None) -> list[int]:
+    """The decoder layers RMU trains: ``params`` if given, else the ``span`` layers up to and
+    including ``layer`` (WMDP: 3, layers ℓ-2..ℓ), else every layer ``0..layer``."""
+    if params is not None:
+        chosen = [int(i) for i in params]
+    elif span is not None:  # unlearn() checks span >= 1 before anything runs
+        chosen = list(range(max(0, layer - int(span) + 1), layer + 1))
+    else:
+        chosen = list(range(layer + 1))
+    if not chosen or any(not 0 <= i <= layer for i in chosen):
+        raise ValueError(
+            f"rmu_params must be non-empty layer indices in [0, {layer}], got {params}"
+        )
+    return chosen
+
+
+def retain_pairs(
+    n_forget: int, n_retain: int, how: str, gen: torch.Generator
+) -> torch.Tensor | None:
+    """The retain example of each forget example for one epoch (None without retain examples):
+    ``"random"``, a draw from ``gen`` (TOFU); ``"cyclic"``, forget i with retain i mod ``n_retain``
+    every epoch (MUSE's ForgetRetainDataset), drawing nothing."""
+    if not n_retain:
+        return None
+    if how == "cyclic":
+        return torch.arange(n_forget) % n_retain
+    return torch.randint(n_retain, (n_forget,), generator=gen)
+
+
+class _LayerTap:
+    """Forward hook that keeps the output (hidden states) of one decoder layer."""
+
+    def __init__(self, layer: nn.Module) -> None:
+        self.out: torch.Tensor | None = None
+        self.handle = layer.register_forward_hook(self._hook)
+
+    def _hook(self, module: nn.Module, args: Any, output: Any) -> None:
+        self.out = output[0] if isinstance(output, tuple) else output
+
+    def pop(self) -> torch.Tensor:
+        out, self.out = self.out, None
+        if out is None:
+            raise RuntimeError("the RMU layer hook did not fire")
+        return out
+
+    def remove(self) -> None:
+        self.handle.remove()
+
+
+class _AdapterDisabled(nn.Module):
+    """The frozen reference of a LoRA run: the same model with its adapter disabled, in eval mode
+    (no second copy of the weights)."""
+
+    def __init__(self, peft_model: nn.Module) -> None:
+        super().__init__()
+        self.peft_model = [peft_model]  # a list: not registered as a submodule
+
+    def forward(self, **kwargs):
+        model = self.peft_model[0]
+        was_training = model.training
+        model.eval()
+        try:
+            with model.disable_adapter():
+                return model(**kwargs)
+        finally:
+            model.train(was_training)
+
+
+LORA_KEYS = ("r", "alpha", "dropout", "target_modules")
+
+
+def add_lora(model: nn.Module, lora: dict, layers: Sequence[int] | None = None) -> nn.Module:
+    """``model`` wrapped with a fresh LoRA adapter (peft): ``lora`` holds r, alpha, dropout and
+    target_modules; ``layers`` restricts it to those decoder layers (RMU's)."""
+    from peft import LoraConfig, get_peft_model
+
+    missing = [k for k in LORA_KEYS if k not in lora]
+    if missing:
+        raise ValueError(f"unlearning.lora lacks {missing}; expected {list(LORA_KEYS)}")
+    config = LoraConfig(
+        r=int(lora["r"]),
+        lora_alpha=float(lora["alpha"]),
+        lora_dropout=float(lora["dropout"]),
+        target_modules=list(lora["target_modules"]),
+        layers_to_transform=None if layers is None else list(layers),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)
+
+
+# --------------------------------------------------------------------------- the objective
+
+
+@dataclass
+class _Objective:
+    method: str  # ga, gd, npo, rmu, idk, dpo, simnpo
+    beta: float
+    retain_weight: float
+    lambda_f: float
+    lambda_r: float
+    ref: nn.Module | None = None
+    control: torch.Tensor | None = None
+    rmu_alpha: float = 0.0
+    tap: _LayerTap | None = None
+    ref_tap: _LayerTap | None = None
+    gamma: float = 0.0
+
+    def needs_retain(self) -> bool:
+        """Whether the loss itself uses the retain batch (DPO's does not, as in TOFU)."""
+        if self.lambda_r != 0:
+            return True
+        if self.method == "idk":
+            return True
+        if self.method in ("gd", "npo", "simnpo"):
+            return self.retain_weight != 0
+        return self.method == "rmu" and self.rmu_alpha != 0
+
+    def _forward(self, model: nn.Module, batch: dict, tap: _LayerTap | None):
+        out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        return out.logits, (tap.pop() if tap is not None else None)
+
+    def __call__(
+        self, model: nn.Module, fb: dict, rb: dict | None, with_retain: bool, ib: dict | None = None
+    ) -> tuple[torch.Tensor, dict]:
+        """The loss on one (forget, retain) batch pair, and the logits/hidden states it used;
+        ``ib``: the forget questions with refusal answers (IDK, DPO)."""
+        f_logits, f_h = self._forward(model, fb, self.tap)
+        r_logits = r_h = None
+        if rb is not None and with_retain:
+            r_logits, r_h = self._forward(model, rb, self.tap)
+        f_lab = fb["labels"]
+        r_lab = rb["labels"] if rb is not None else None
+        if self.method == "ga":
+            loss = losses.ga_loss(f_logits, f_lab)
+        elif self.method == "gd":
+            if r_logits is None or self.retain_weight == 0:
+                loss = losses.ga_loss(f_logits, f_lab)
+            else:
+                loss = losses.gd_loss(f_logits, f_lab, r_logits, r_lab, self.retain_weight)
+        elif self.method == "idk":
+            i_logits, _ = self._forward(model, ib, None)
+            loss = losses.idk_loss(i_logits, ib["labels"], r_logits, r_lab)
+        elif self.method == "dpo":
+            i_logits, _ = self._forward(model, ib, None)
+            with torch.no_grad():
+                ref_i, _ = self._forward(self.ref, ib, None)
+                ref_f, _ = self._forward(self.ref, fb, None)
+            loss = losses.dpo_loss(
+                losses.sequence_logprob(i_logits, ib["labels"]),
+                losses.sequence_logprob(f_logits, f_lab),
+                losses.sequence_logprob(ref_i, ib["labels"]),
+                losses.sequence_logprob(ref_f, f_lab),
+                beta=self.beta,
+            )
+        elif self.method == "simnpo":
+            loss = losses.simnpo_loss(
+                losses.sequence_logprob(f_logits, f_lab),
+                losses.answer_mask(f_lab).sum(dim=-1),
+                r_logits,
+                r_lab,
+                beta=self.beta,
+                gamma=self.gamma,
+                retain_weight=self.retain_weight,
+            )
+        elif self.method == "npo":
+            with torch.no_grad():
+                ref_logits, _ = self._forward(self.ref, fb, self.ref_tap)
+                ref_lp = losses.sequence_logprob(ref_logits, f_lab)
+            loss = losses.npo_loss(
+                losses.sequence_logprob(f_logits, f_lab),
+                ref_lp,
+                r_logits,
+                r_lab,
+                beta=self.beta,
+                retain_weight=self.retain_weight,
+            )
+        else:  # rmu
+            loss = losses.rmu_forget_loss(f_h, self.control, fb["attention_mask"])
+            if r_h is not None and self.rmu_alpha != 0:
+                with torch.no_grad():
+                    _, frozen_h = self._forward(self.ref, rb, self.ref_tap)
+                loss = loss + losses.rmu_retain_loss(
+                    r_h, frozen_h, rb["attention_mask"], self.rmu_alpha
+                )
+        loss = losses.eo_loss(loss, f_logits, f_lab, r_logits, r_lab, self.lambda_f, self.lambda_r)
+        return loss, {"f_logits": f_logits, "r_logits": r_logits}
+
+
+# --------------------------------------------------------------------------- I/O helpers
+
+
+def _check_rows(df: pl.DataFrame, name: str) -> None:
+    missing = {"question", "answer"} - set(df.columns)
+    if missing:
+        raise ValueError(f"{name} split lacks columns {sorted(missing)}")
+
+
+def _write_log(rows: list[dict], path: str | os.PathLike) -> None:
+    """CSV (or JSON lines for a .jsonl/.json path), written to a temp file and renamed."""
+    df = pl.DataFrame(
+        rows, schema={c: (pl.Int64 if c == "epoch" else pl.Float64) for c in LOG_COLUMNS}
+    )
+    ndjson = Path(path).suffix in (".jsonl", ".json", ".ndjson")
+    atomic_write(path, df.write_ndjson if ndjson else df.write_csv)
+
+
+def _nan_div(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def unlearn(
+    target_dir: str,
+    forget: pl.DataFrame,
+    retain: pl.DataFrame,
+    out_dir: str,
+    *,
+    method: str,
+    lr: float,
+    epochs: int = 10,
+    batch_size: int = 8,
+    warmup_ratio: float = 0.1,
+    weight_decay: float = 0.01,
+    beta: float = 0.05,
+    retain_weight: float = 1.0,
+    lambda_f: float = 0.0,
+    lambda_r: float = 0.0,
+    rmu_layer: int | None = None,
+    rmu_c: float = 6.5,
+    rmu_alpha: float = 1200.0,
+    rmu_params: Sequence[int] | None = None,
+    rmu_span: int | None = None,
+    rmu_weights: str = "mlp",
+    seed: int = 0,
+    template: str = qa.DEFAULT_TEMPLATE,
+    threads: int | None = None,
+    log_path: str | None = None,
+    progress: bool = True,
+    max_grad_norm: float | None = 1.0,
+    max_length: int | None = None,
+    device: str | None = "auto",
+    lora: dict | None = None,
+    gamma: float = 0.0,
+    refusals: Sequence[str] | None = None,
+    chunk_length: int | None = None,
+    lr_schedule: str = "cosine",
+    gradient_checkpointing: bool = False,
+    retain_pairing: str = "random",
+) -> dict:
+    """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
+
+    ``lora`` (r, alpha, dropout, target_modules; None = full fine-tuning): train a LoRA adapter
+    (peft) instead of the weights, for every method, EO included; ``out_dir`` then holds the
+    adapter (adapter_config.json naming ``target_dir`` as its base, adapter_model.safetensors) and
+    the tokenizer, which :func:`probunlearn.models.load_model` loads on its base unmerged. NPO and
+    RMU use the model with its adapter disabled as the frozen reference, not a copy of the weights;
+    RMU's adapter sits on its trained layers only (``rmu_params``/``rmu_span``), on the adapter's
+    ``target_modules`` of them (``rmu_weights`` does not apply).
+
+    ``forget``/``retain`` have columns ``question`` and ``answer`` (others are ignored).
+    ``chunk_length`` (MUSE): they are corpora instead, one text per row in ``answer``, cut into
+    MUSE's chunks of ``chunk_length`` tokens (:func:`probunlearn.benchmarks.muse_news.corpus.chunk_corpus`), every
+    token after BOS a label; an epoch is one pass over the forget chunks, each paired with a retain
+    chunk as a question is paired with a retain question. IDK and DPO need questions and refuse it.
+    ``lr_schedule``: ``"cosine"`` (TOFU, the paper) or ``"constant"`` (MUSE), both after the warmup.
+    ``retain_pairing``: ``"random"`` (TOFU): each forget example gets a random retain example, drawn
+    anew every epoch; ``"cyclic"`` (MUSE's ForgetRetainDataset): forget example i always gets retain
+    example i mod the number of retain examples.
+    ``gradient_checkpointing``: keep only each decoder layer's input for the backward pass and
+    recompute the rest there (the same values; a 7B model's step on a GPU needs it to fit).
+
+    Methods (losses in :mod:`probunlearn.unlearning.losses`):
+    - ``"ga"``: ``-CE(forget)``; ``"gd"``: ``retain_weight·CE(retain) - CE(forget)``;
+    - ``"npo"``: NPO with ``beta`` against the frozen target + ``retain_weight·CE(retain)``;
+    - ``"rmu"``: steer the layer-``rmu_layer`` activations (output of that decoder layer) on all
+      non-padding tokens of the forget question+answer to ``rmu_c·u`` (``u`` a seeded random unit
+      vector) and keep those on the retain text close to the frozen target's (weight ``rmu_alpha``;
+      ``retain_weight`` is not used). Only MLP weights of the layers ``rmu_params`` are trained:
+      every one (``rmu_weights="mlp"``) or the output projection's (``"down"``). Without
+      ``rmu_params``, the ``rmu_span`` layers up to ``rmu_layer``, or all of ``0..rmu_layer``
+      without it. WMDP trains ``down_proj`` of layers ℓ-2..ℓ: ``rmu_span=3, rmu_weights="down"``.
+      ``rmu_layer`` defaults to ``num_layers // 4`` (WMDP uses 7 of Zephyr's 32); ``rmu_c=6.5`` and
+      ``rmu_alpha=1200`` are WMDP's Zephyr-7B values, which a config should tune per model.
+    - ``"idk"`` (TOFU): CE of the forget questions answered with a refusal (a random line of
+      ``refusals`` per example, drawn anew every epoch) pooled with CE(retain);
+    - ``"dpo"`` (TOFU): the refusal preferred over the true answer against the frozen target,
+      with ``beta`` (TOFU 0.1); no retain term;
+    - ``"simnpo"`` (Fan et al. 2024): reference-free, length-normalised NPO with ``beta`` and the
+      margin ``gamma``, + ``retain_weight·CE(retain)``;
+    - entropy optimisation (paper §5) on top of any of them when ``lambda_f > 0`` or
+      ``lambda_r < 0``: ``+ λ_f·H(forget answers) + λ_r·H(retain answers)``. ``"npo_eo"`` is
+      ``"npo"`` under the workflow's name for NPO+EO (with both λ = 0 it is plain NPO). The NPO
+      forget term uses *summed* sequence log-probs, so its gradient is ~answer-length times a
+      per-token mean such as the entropy: on the tiny model λ_f ≈ 1 barely moves the forget
+      entropy, λ_f ≈ 10 clearly does.
+
+    Optimiser: AdamW, weight decay on matrices only (biases and norm weights excluded, as the HF
+    Trainer does); cosine schedule with ``ceil(warmup_ratio·steps)`` linear warmup steps (so the
+    first step has lr 0 when warmup > 0); gradients clipped to ``max_grad_norm`` (None: off).
+
+    Learning rate: no default on purpose. The paper uses 1e-5 for Phi-1.5 with batch 32; the tiny
+    mini-run model (hidden 128, 4 layers, trained with lr ~1e-3) needs a much larger one (~1e-4 to
+    1e-3), so the config chooses.
+
+    ``log_path`` receives, for epoch 0 (before training) to ``epochs``, computed in eval mode without
+    gradients on the forget set and its fixed (seeded) paired retain examples: ``forget_confidence``
+    / ``retain_confidence`` (mean over answer tokens of the top-1 probability under teacher
+    forcing), ``loss`` (the method's objective), answer NLL and entropy per split, the mean training
+    loss of the epoch and the learning rate at its end. CSV, or JSON lines for a ``.jsonl`` path.
+
+    Deterministic on CPU for the same inputs, seed and thread count. Returns a summary dict with the
+    per-epoch ``history``.
+    """
+    method = str(method).lower()
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    base = "npo" if method == "npo_eo" else method
+    if method == "npo_eo" and lambda_f == 0 and lambda_r == 0:
+        warnings.warn("method 'npo_eo' with lambda_f = lambda_r = 0 is plain NPO", stacklevel=2)
+    if lambda_f < 0:
+        raise ValueError(f"lambda_f must be >= 0, got {lambda_f}")
+    if lambda_r > 0:
+        raise ValueError(f"lambda_r must be <= 0, got {lambda_r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if int(epochs) != epochs or epochs < 1:
+        raise ValueError(f"epochs must be an integer >= 1, got {epochs}")
+    if int(batch_size) != batch_size or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size}")
+    if not 0 <= warmup_ratio <= 1:
+        raise ValueError(f"warmup_ratio must be in [0, 1], got {warmup_ratio}")
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    if base in ("npo", "dpo", "simnpo") and not beta > 0:
+        raise ValueError(f"beta must be > 0, got {beta}")
+    if base in REFUSAL_METHODS and not refusals:
+        raise ValueError(f"method {method!r} needs refusal answers (refusals), got none")
+    if retain_weight < 0:
+        raise ValueError(f"retain_weight must be >= 0, got {retain_weight}")
+    if base == "rmu" and rmu_alpha < 0:
+        raise ValueError(f"rmu_alpha must be >= 0, got {rmu_alpha}")
+    if rmu_weights not in RMU_WEIGHTS:
+        raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {rmu_weights!r}")
+    if rmu_span is not None and int(rmu_span) < 1:
+        raise ValueError(f"rmu_span must be >= 1, got {rmu_span}")
+    if retain_pairing not in ("random", "cyclic"):
+        raise ValueError(f"retain_pairing must be 'random' or 'cyclic', got {retain_pairing!r}")
+    if lr_schedule not in ("cosine", "constant"):
+        raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
+    if chunk_length is not None and base in REFUSAL_METHODS:
+        raise ValueError(
+            f"method {method!r} trains refusal answers to questions; a corpus (chunk_length) has none"
+        )
+    _check_rows(forget, "forget")
+    if forget.height == 0:
+        raise ValueError("the forget split is empty")
+    objective = _Objective(
+        base, beta, retain_weight, lambda_f, lambda_r, rmu_alpha=rmu_alpha, gamma=gamma
+    )
+    if retain.height == 0 and objective.needs_retain():
+        raise ValueError(
+            f"the retain split is empty, but method {method!r} "
+            f"(retain_weight={retain_weight}, lambda_r={lambda_r}) needs it"
+        )
+    if retain.height:
+        _check_rows(retain, "retain")
+
+    models.set_threads(threads)
+    torch.manual_seed(seed)
+    tokenizer = models.load_tokenizer(target_dir)
+    # peft wraps transformers models only: with LoRA the target loads through transformers
+    model = models.load_model(target_dir, dtype="float32", device=device, native=lora is None)
+    dev = next(model.parameters()).device
+
+    if gradient_checkpointing:
+        if isinstance(model, llama.CausalLM):
+            model.gradient_checkpointing_enable()
+        elif hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2x
+            model.activation_checkpointing_enable({"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
+    ref = None
+    trainable = list(model.parameters())
+    layer = chosen = None
+    if base == "rmu":
+        n_layers = len(decoder_layers(model))
+        layer = n_layers // 4 if rmu_layer is None else int(rmu_layer)
+        if not 0 <= layer < n_layers:
+            raise ValueError(f"rmu_layer must be in [0, {n_layers - 1}], got {rmu_layer}")
+        chosen = rmu_layers(layer, rmu_params, rmu_span)
+    if lora is not None:
+        model = add_lora(model, lora, layers=chosen)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        if base in ("npo", "rmu", "dpo"):
+            objective.ref = _AdapterDisabled(model)
+    elif base in ("npo", "rmu", "dpo"):
+        ref = copy.deepcopy(model)
+        ref.eval()
+        ref.requires_grad_(False)
+        objective.ref = ref
+    if base == "rmu":
+        if lora is None:
+            names = set(rmu_parameter_names(model, chosen, rmu_weights))
+            for n, p in model.named_parameters():
+                p.requires_grad_(n in names)
+            trainable = [p for p in model.parameters() if p.requires_grad]
+        objective.control = losses.rmu_control_vector(model.config.hidden_size, rmu_c, seed).to(dev)
+        objective.tap = _LayerTap(decoder_layers(model)[layer])
+        # with LoRA the reference runs through the same layer module (adapter disabled)
+        objective.ref_tap = (
+            objective.tap if lora is not None else _LayerTap(decoder_layers(ref)[layer])
+        )
+
+    optimizer = optim.decayed_adamw(trainable, lr, weight_decay)
+    fq, fa = forget["question"].to_list(), forget["answer"].to_list()
+    rq = retain["question"].to_list() if retain.height else []
+    ra = retain["answer"].to_list() if retain.height else []
+    if chunk_length is None:
+        f_items: list = list(zip(fq, fa, strict=True))
+        r_items: list = list(zip(rq, ra, strict=True))
+    else:
+        from probunlearn.benchmarks.muse_news.corpus import chunk_corpus
+
+        f_items = chunk_corpus(tokenizer, fa, int(chunk_length))
+        r_items = chunk_corpus(tokenizer, ra, int(chunk_length)) if ra else []
+    n_f, n_r = len(f_items), len(r_items)
+    steps_per_epoch = math.ceil(n_f / batch_size)
+    total_steps = steps_per_epoch * int(epochs)
+    warmup_steps = math.ceil(warmup_ratio * total_steps)
+    if lr_schedule == "constant":
+        scheduler = training.constant_schedule(optimizer, warmup_steps)
+    else:
+        scheduler = training.cosine_schedule(optimizer, warmup_steps, total_steps)
+
+    def encode(items: list) -> dict:
+        if chunk_length is None:
+            qs, as_ = [q for q, _ in items], [a for _, a in items]
+            b = qa.encode_qa(tokenizer, qs, as_, template=template, max_length=max_length)
+        else:  # equal-length chunks: no padding, every token a label (BOS is never predicted)
+            ids = torch.tensor(items, dtype=torch.long)
+            b = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+        return {k: v.to(dev) for k, v in b.items()}
+
+    def batch_pair(idx: torch.Tensor, pair: torch.Tensor | None) -> tuple[dict, dict | None]:
+        ids = idx.tolist()
+        fb = encode([f_items[i] for i in ids])
+        if pair is None:
+            return fb, None
+        return fb, encode([r_items[i] for i in pair[idx].tolist()])
+
+    gen = torch.Generator().manual_seed(int(seed))
+    eval_gen = torch.Generator().manual_seed(int(seed) + 7919)
+    eval_pair = torch.randint(n_r, (n_f,), generator=eval_gen) if n_r else None
+    # refusal answers of IDK / DPO: their own generator, so the forget / retain draws stay those
+    # of every other method
+    idk = [str(a) for a in refusals] if base in REFUSAL_METHODS else []
+    idk_gen = torch.Generator().manual_seed(int(seed) + 104729)
+    eval_idk = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
+
+    def idk_batch(idx: torch.Tensor, pick: torch.Tensor | None) -> dict | None:
+        if pick is None:
+            return None
+        return encode([(fq[i], idk[int(pick[i])]) for i in idx.tolist()])
+
+    @torch.no_grad()
+    def evaluate(epoch: int, train_loss: float) -> dict:
+        model.eval()
+        acc = dict.fromkeys(
+            ("loss", "nb", "fc", "fn", "fnll", "fent", "rc", "rn", "rnll", "rent"), 0.0
+        )
+        order = torch.arange(n_f)
+        for s in range(0, n_f, batch_size):
+            fb, rb = batch_pair(order[s : s + batch_size], eval_pair)
+            ib = idk_batch(order[s : s + batch_size], eval_idk)
+            loss, out = objective(model, fb, rb, with_retain=True, ib=ib)
+            acc["loss"] += float(loss)
+            acc["nb"] += 1
+            for key, logits, lab in (("f", out["f_logits"], fb["labels"]),) + (
+                (("r", out["r_logits"], rb["labels"]),) if rb is not None else ()
+            ):
+                conf, cnt = losses.answer_confidence(logits, lab)
+                n = float(cnt)
+                acc[key + "c"] += float(conf)
+                acc[key + "n"] += n
+                acc[key + "nll"] += float(losses.answer_ce(logits, lab)) * n
+                acc[key + "ent"] += float(losses.answer_entropy(logits, lab)) * n
+        return {
+            "epoch": epoch,
+            "forget_confidence": _nan_div(acc["fc"], acc["fn"]),
+            "retain_confidence": _nan_div(acc["rc"], acc["rn"]),
+            "loss": acc["loss"] / acc["nb"],
+            "forget_nll": _nan_div(acc["fnll"], acc["fn"]),
+            "retain_nll": _nan_div(acc["rnll"], acc["rn"]),
+            "forget_entropy": _nan_div(acc["fent"], acc["fn"]),
+            "retain_entropy": _nan_div(acc["rent"], acc["rn"]),
+            "train_loss": train_loss,
+            "lr": scheduler.get_last_lr()[0],
+        }
+
+    history = [evaluate(0, float("nan"))]
+    with_retain = objective.needs_retain()
+    bar = tqdm(total=total_steps, desc=f"unlearn {method}", disable=not progress)
+    try:
+        for epoch in range(1, int(epochs) + 1):
+            model.train()
+            perm = torch.randperm(n_f, generator=gen)
+            pair = retain_pairs(n_f, n_r, retain_pairing, gen)
+            pick = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
+            losses_epoch = []
+            for s in range(0, n_f, batch_size):
+                fb, rb = batch_pair(perm[s : s + batch_size], pair)
+                ib = idk_batch(perm[s : s + batch_size], pick)
+                loss, _ = objective(model, fb, rb, with_retain=with_retain, ib=ib)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if max_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(trainable, max_grad_norm)
+                optimizer.step()
+                scheduler.step()
+                losses_epoch.append(float(loss.detach()))
+                bar.update(1)
+                bar.set_postfix(epoch=epoch, loss=f"{losses_epoch[-1]:.4g}")
+            history.append(evaluate(epoch, sum(losses_epoch) / len(losses_epoch)))
+    finally:
+        bar.close()
+        for tap in {id(t): t for t in (objective.tap, objective.ref_tap) if t is not None}.values():
+            tap.remove()
+
+    model.eval()
+    if lora is None:
+        model.requires_grad_(True)
+    models.save_model(model, tokenizer, out_dir)
+    if log_path is not None:
+        _write_log(history, log_path)
+    return {
+        "out_dir": str(out_dir),
+        "method": method,
+        "steps": total_steps,
+        "warmup_steps": warmup_steps,
+        "trainable_parameters": sum(p.numel() for p in trainable),
+        "history": history,
+    }
