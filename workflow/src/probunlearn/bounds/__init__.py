@@ -5,9 +5,18 @@ probability at least ``1 - alpha``. 1-D input (one prompt) gives a float, 2-D (p
 one value per prompt. Pure numpy/scipy; torch is never imported here.
 
 ``per_prompt`` holds the paper's bounds, ``sets`` the bounds beyond the paper (set-level,
-simultaneous, anytime-valid, leak@k); every name is importable from here.
+simultaneous, anytime-valid, leak@k), ``auc`` the AUC of two samples (membership inference) with a
+distribution-free interval and MUSE's PrivLeak; every name is importable from here.
 """
 
+from probunlearn.bounds.auc import (
+    AUC_METHODS,
+    auc_interval,
+    mann_whitney_auc,
+    muse_auc,
+    privleak,
+    privleak_interval,
+)
 from probunlearn.bounds.per_prompt import (
     as_scores,
     binary_leakage_bound,
@@ -36,7 +45,9 @@ from probunlearn.bounds.sets import (
 )
 
 __all__ = [
+    "AUC_METHODS",
     "as_scores",
+    "auc_interval",
     "check_alpha",
     "clopper_pearson_upper",
     "anytime_set_level_upper_bound",
@@ -51,7 +62,11 @@ __all__ = [
     "grid",
     "leak_at_k",
     "leak_key",
+    "mann_whitney_auc",
     "mean_confidence_sequence",
+    "muse_auc",
+    "privleak",
+    "privleak_interval",
     "samples_needed",
     "set_level_upper_bound",
     "simultaneous_upper_bounds",
