@@ -5,9 +5,11 @@ probability at least ``1 - alpha``. 1-D input (one prompt) gives a float, 2-D (p
 one value per prompt. Pure numpy/scipy; torch is never imported here.
 
 ``per_prompt`` holds the paper's bounds, ``sets`` the bounds beyond the paper (set-level,
-simultaneous, anytime-valid, leak@k); every name is importable from here.
+simultaneous, anytime-valid, leak@k), ``family`` the bounds on a prompt attack's family of prompts
+(every member at once, and the worst); every name is importable from here.
 """
 
+from probunlearn.bounds.family import family_alpha, family_bounds, family_upper_bounds
 from probunlearn.bounds.per_prompt import (
     as_scores,
     binary_leakage_bound,
@@ -47,6 +49,9 @@ __all__ = [
     "ed_score",
     "expectation_bounds",
     "expectation_upper_bound",
+    "family_alpha",
+    "family_bounds",
+    "family_upper_bounds",
     "general_leakage_bound",
     "grid",
     "leak_at_k",
