@@ -6,7 +6,8 @@ one value per prompt. Pure numpy/scipy; torch is never imported here.
 
 ``per_prompt`` holds the paper's bounds, ``sets`` the bounds beyond the paper (set-level,
 simultaneous, anytime-valid, leak@k), ``auc`` the AUC of two samples (membership inference) with a
-distribution-free interval and MUSE's PrivLeak; every name is importable from here.
+distribution-free interval and MUSE's PrivLeak, ``family`` the bounds on a prompt attack's family of
+prompts (every member at once, and the worst); every name is importable from here.
 """
 
 from probunlearn.bounds.auc import (
@@ -17,6 +18,7 @@ from probunlearn.bounds.auc import (
     privleak,
     privleak_interval,
 )
+from probunlearn.bounds.family import family_alpha, family_bounds, family_upper_bounds
 from probunlearn.bounds.per_prompt import (
     as_scores,
     binary_leakage_bound,
@@ -58,6 +60,9 @@ __all__ = [
     "ed_score",
     "expectation_bounds",
     "expectation_upper_bound",
+    "family_alpha",
+    "family_bounds",
+    "family_upper_bounds",
     "general_leakage_bound",
     "grid",
     "leak_at_k",

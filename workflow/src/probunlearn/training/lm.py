@@ -101,8 +101,13 @@ def train_lm(
     label_smoothing: float = 0.0,
     progress: bool = True,
     desc: str = "train",
+    max_steps: int | None = None,
 ) -> list[dict]:
     """AdamW with a cosine schedule and warmup; returns the mean loss of every epoch.
+
+    ``max_steps``: stop after this many optimizer steps (the schedule then spans
+    ``min(epochs * steps_per_epoch, max_steps)`` steps; the last epoch's loss is the mean over the
+    steps it ran); None = every step of ``epochs`` epochs.
 
     ``label_smoothing``: the cross-entropy target puts ``1 - label_smoothing`` on the next token and
     spreads the rest uniformly over the vocabulary (torch's ``label_smoothing``).
@@ -113,20 +118,31 @@ def train_lm(
         raise ValueError(f"{desc}: epochs, lr and batch_size must be positive")
     if not 0.0 <= label_smoothing < 1.0:
         raise ValueError(f"{desc}: label_smoothing must be in [0, 1), got {label_smoothing}")
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or int(max_steps) != max_steps or max_steps < 1
+    ):
+        raise ValueError(f"{desc}: max_steps must be a positive integer or None, got {max_steps!r}")
     enc = encode_examples(tokenizer, examples, template, loss_on_prompt, max_length)
     lengths = [len(i) for i, _ in enc]
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     steps_per_epoch = math.ceil(len(enc) / batch_size)
     total = epochs * steps_per_epoch
+    if max_steps is not None:
+        total = min(total, int(max_steps))
     opt = optim.decayed_adamw(model.parameters(), lr, weight_decay)
     sched = cosine_schedule(opt, math.ceil(warmup_ratio * total), total)
     model.train()
     log = []
     bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=2.0)
+    step = 0
     for epoch in range(1, epochs + 1):
+        if step >= total:
+            break
         losses = []
         for idx in _batches(len(enc), batch_size, lengths, gen):
+            if step >= total:
+                break
             batch = _collate([enc[i] for i in idx], tokenizer.pad_token_id)
             out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
             logits, labels = qa.shifted(out.logits, batch["labels"])
@@ -142,6 +158,7 @@ def train_lm(
             opt.step()
             sched.step()
             losses.append(loss.item())
+            step += 1
             bar.update(1)
         log.append({"epoch": epoch, "loss": sum(losses) / len(losses)})
         bar.set_postfix(loss=f"{log[-1]['loss']:.3f}")
