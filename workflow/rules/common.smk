@@ -31,7 +31,6 @@ D = Design(config)  # the experiment design: models, sampled runs, figure inputs
 P = D.paths  # every artifact's path
 BENCH = config["benchmarks"]
 HUB_MODELS = config["models"]
-TEMPLATE = config["template"]
 T1 = config["unlearning"]["table1"]
 PFT = config["dcue"]["postfinetune"]
 
@@ -45,8 +44,8 @@ wildcard_constraints:
 
 
 def run_params(threads):
-    """The params every training rule shares, as one dict of scalars."""
-    return canon({"seed": config["seed"], "template": TEMPLATE, "threads": threads})
+    """The params every training rule shares, as one dict of scalars (Design.run_params)."""
+    return D.run_params(threads)
 
 
 def model_identity(name):

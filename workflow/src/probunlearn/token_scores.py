@@ -22,19 +22,22 @@ and keeps each scored token's character span in the answer, for DCUE's core toke
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import torch
 
 from probunlearn import models
 
+if TYPE_CHECKING:  # polars is imported where a table is built: scoring needs only torch
+    import polars as pl
+
 __all__ = [
     "IGNORE_INDEX",
-    "TABLE_SCHEMA",
+    "TABLE_SCHEMA",  # noqa: F822 (module __getattr__: built on first use, it needs polars)
     "TOFU_LLAMA2",
     "TOFU_PHI",
     "Encoded",
@@ -223,7 +226,8 @@ def rows_as_dicts(rows: pl.DataFrame | Sequence[Mapping[str, Any]]) -> list[dict
     """Eval-set rows as dicts with ``id`` (the row's, else its position), ``question``, ``answer`` and,
     where present, ``paraphrased_answer`` and ``perturbed_answers`` (TOFU's key ``perturbed_answer`` is
     accepted too)."""
-    it = rows.iter_rows(named=True) if isinstance(rows, pl.DataFrame) else rows
+    pl = sys.modules.get("polars")  # a DataFrame exists only once polars is imported
+    it = rows.iter_rows(named=True) if pl and isinstance(rows, pl.DataFrame) else rows
     out = []
     for k, r in enumerate(it):
         pert = r.get("perturbed_answers", r.get("perturbed_answer"))
@@ -241,16 +245,20 @@ def rows_as_dicts(rows: pl.DataFrame | Sequence[Mapping[str, Any]]) -> list[dict
     return out
 
 
-TABLE_SCHEMA = {
-    "id": pl.String,
-    "kind": pl.String,
-    "index": pl.Int64,
-    "logprobs": pl.List(pl.Float64),
-    "top1_prob": pl.List(pl.Float64),
-    "offsets": pl.List(pl.List(pl.Int64)),
-    "in_answer": pl.List(pl.Boolean),
-    "text": pl.String,
-}
+def _table_schema() -> dict:
+    """The polars schema of :func:`answer_token_table`'s table (``TABLE_SCHEMA``)."""
+    import polars as pl
+
+    return {
+        "id": pl.String,
+        "kind": pl.String,
+        "index": pl.Int64,
+        "logprobs": pl.List(pl.Float64),
+        "top1_prob": pl.List(pl.Float64),
+        "offsets": pl.List(pl.List(pl.Int64)),
+        "in_answer": pl.List(pl.Boolean),
+        "text": pl.String,
+    }
 
 
 def answer_token_table(
@@ -284,6 +292,8 @@ def answer_token_table(
     if pad is None:
         pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
     scores = score_encodings(model, encs, batch_size=batch_size, device=device, pad_token_id=pad)
+    import polars as pl
+
     return pl.DataFrame(
         {
             "id": [it[0] for it in items],
@@ -295,5 +305,12 @@ def answer_token_table(
             "in_answer": [e.in_answer for e in encs],
             "text": [it[3] for it in items],
         },
-        schema=TABLE_SCHEMA,
+        schema=_table_schema(),
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``TABLE_SCHEMA``, built on first use (it needs polars, which scoring alone does not)."""
+    if name == "TABLE_SCHEMA":
+        return _table_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
