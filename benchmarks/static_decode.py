@@ -4,7 +4,7 @@
     python benchmarks/static_decode.py [--threads 1] [--rows 257] [--new 64] [--reps 3]  # CPU, mini
     python benchmarks/static_decode.py --arch tiny --rows 5 --new 6 --reps 1             # smoke test
 
-On bench_sampling's model (random weights, seed 0), one block of ``--rows`` rows of one prompt (n + 1
+On the benchmarks' model (decode_models.py: random weights, seed 0), one block of ``--rows`` rows of one prompt (n + 1
 rows at n = 256) decodes ``--new`` tokens, each step a forward pass and a top-p draw (the engine's
 ``top_p_sample``, top-p 0.9, temperature 1), with:
 
@@ -22,7 +22,7 @@ bandwidth roofline, (bytes of weights + filled KV cache read per step / measured
 time. Then how far the static step's logits are from the engine's with the same tokens fed (a masked
 attention over the whole buffer sums in another order: rounding only) and whether the drawn tokens are
 the same. Random weights rarely draw eos, so every row decodes every token and the engine drops no
-rows: the same work for all three. ``bench_sampling.py`` prints the same table for its first batch size.
+rows: the same work for all three. ``decode_models.py`` prints the same table for its first batch size.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_sampling  # noqa: E402
+import decode_models  # noqa: E402
 
 from probunlearn import llama, models, qa  # noqa: E402
 from probunlearn.decoding import top_p_sample  # noqa: E402
@@ -129,7 +129,7 @@ class StaticStep:
             with torch.cuda.graph(self.graph), torch.inference_mode():
                 self.out = self._forward()
         self.reset()
-        bench_sampling._sync(dev)
+        decode_models.sync(dev)
         self.setup_s = time.perf_counter() - t0
 
     def reset(self) -> None:
@@ -189,7 +189,7 @@ def block(
     logits = first.expand(rows, -1).contiguous()
     tokens, seen = torch.empty((rows, new), dtype=torch.long, device=device), []
     with torch.inference_mode():
-        bench_sampling._sync(device)
+        decode_models.sync(device)
         t0 = time.perf_counter()
         for s in range(new):
             if forced is not None:
@@ -202,7 +202,7 @@ def block(
             logits = step(tok, start + s)
             if forced is not None:
                 seen.append(logits.clone())
-        bench_sampling._sync(device)
+        decode_models.sync(device)
     return time.perf_counter() - t0, tokens, seen
 
 
@@ -233,8 +233,8 @@ def compare(
             best[name] = min(best.get(name, float("inf")), t)
     ref = tokens["engine"]
     _, _, seen_e = block(step("engine"), first, keys, start, new, forced=ref)
-    kv = bench_sampling.kv_bytes(model, rows, start + new / 2)  # filled positions, on average
-    nbytes, bw = bench_sampling.weight_bytes(model) + kv, bench_sampling.bandwidth(device)
+    kv = decode_models.kv_bytes(model, rows, start + new / 2)  # filled positions, on average
+    nbytes, bw = decode_models.weight_bytes(model) + kv, decode_models.bandwidth(device)
     lines = [
         f"decode of one block ({rows} rows, prompt {start} tokens, {new} new tokens, top-p 0.9), "
         f"the minimum of {reps}:"
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--arch", choices=sorted(bench_sampling.ARCHS), default="mini")
+    ap.add_argument("--arch", choices=sorted(decode_models.ARCHS), default="mini")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", choices=sorted(models.DTYPES), default="float32")
     ap.add_argument("--threads", type=int, default=1)
@@ -280,9 +280,9 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    tok = bench_sampling._tokenizer()
-    _, model = bench_sampling.build(args.arch, tok, device, models.resolve_dtype(args.dtype))
-    prompt = qa.prompt_ids(tok, bench_sampling.QUESTIONS[0])
+    tok = decode_models.tokenizer()
+    _, model = decode_models.build(args.arch, tok, device, models.resolve_dtype(args.dtype))
+    prompt = qa.prompt_ids(tok, decode_models.QUESTIONS[0])
     print(f"model: {args.arch}, {args.dtype} on {device}; threads {args.threads}")
     print("\n".join(compare(model, prompt, args.rows, args.new, args.reps, args.compile)))
 
