@@ -28,6 +28,7 @@ comment in PRESETS assumes.
 from __future__ import annotations
 
 import argparse
+import functools
 
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -87,8 +88,11 @@ PRESETS = {
 }
 
 
-def build(arch: str, device: str = "meta", dtype=torch.bfloat16) -> LlamaForCausalLM:
-    cfg = LlamaConfig(**ARCHS[arch], max_position_embeddings=4096, tie_word_embeddings=False)
+def build(
+    arch: str, device: str = "meta", dtype=torch.bfloat16, layers: int | None = None
+) -> LlamaForCausalLM:
+    a = {**ARCHS[arch], **({"num_hidden_layers": layers} if layers else {})}
+    cfg = LlamaConfig(**a, max_position_embeddings=4096, tie_word_embeddings=False)
     with torch.device(device):
         return LlamaForCausalLM(cfg).to(dtype)
 
@@ -226,6 +230,7 @@ def saved_bytes(
     return sum(seen.values())
 
 
+@functools.cache
 def activation_rates(arch: str, lora: bool, recompute: bool = False) -> tuple[float, float, float]:
     """Saved bytes per token: of one decoder layer, of one vocabulary entry, and the rest."""
     b, t = 2, 32
@@ -239,21 +244,32 @@ def activation_rates(arch: str, lora: bool, recompute: bool = False) -> tuple[fl
     return per_layer, per_vocab, rest
 
 
-def as_run(preset: str, recompute: bool) -> dict[str, float]:
+def as_run(
+    preset: str,
+    recompute: bool,
+    layers: int | None = None,
+    sequences: int | None = None,
+    seq: int | None = None,
+) -> dict[str, float]:
     """GB of one unlearning step of ``preset`` (PRESETS) as the workflow runs it: fp32, NPO (a frozen
     reference unless LoRA), with or without gradient checkpointing (``recompute``). With it, autograd
-    keeps each layer's input, and the backward pass holds one layer's activations at a time."""
+    keeps each layer's input, and the backward pass holds one layer's activations at a time.
+    ``layers``, ``sequences``, ``seq``: a reduced scale (fewer decoder layers, sequences per step or
+    tokens per sequence) instead of the preset's, as ``gpu_check.py`` measures it."""
     from probunlearn.unlearning import add_lora
 
-    spec = PRESETS[preset]
+    spec = dict(PRESETS[preset])
+    spec.update({k: v for k, v in (("sequences", sequences), ("seq", seq)) if v})
     arch, lora = spec["arch"], spec["lora"]
     if arch == "phi-1.5":
         from transformers import PhiConfig, PhiForCausalLM
 
         with torch.device("meta"):
-            model = PhiForCausalLM(PhiConfig(**PHI_15))
+            model = PhiForCausalLM(
+                PhiConfig(**{**PHI_15, **({"num_hidden_layers": layers} if layers else {})})
+            )
     else:
-        model = build(arch)
+        model = build(arch, layers=layers)
     p = sum(t.numel() for t in model.parameters())
     trained = p
     if lora:
