@@ -50,7 +50,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import decode_models  # noqa: E402
 
-from probunlearn import models, qa, sampling  # noqa: E402
+from probunlearn import llama, models, qa, sampling  # noqa: E402
 
 METHODS = ("ours", "ours-hf", "generate")
 LABELS = {
@@ -146,6 +146,8 @@ def run_method(method: str, a, eos_bias: float | None) -> dict:
     measures the decode step against the roofline (and the static table) afterwards."""
     device, dtype = torch.device(a.device), models.resolve_dtype(a.dtype)
     torch.set_num_threads(a.threads)
+    if a.kv_grow:  # the engine's KV buffer grows by this many positions (the same samples)
+        llama.BufferLayer.GROW = a.kv_grow
     tok = decode_models.tokenizer()
     hf, native = decode_models.build(a.arch, tok, device, dtype)
     if eos_bias is None:
@@ -271,6 +273,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--pack", action=argparse.BooleanOptionalAction, default=True,
                     help="pack_prompts (the paper preset's: on)")  # fmt: skip
     ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--kv-grow", type=int, default=0,
+                    help="positions the engine's KV buffer grows by at a time (0: the library's, "
+                    f"{llama.BufferLayer.GROW}; a large value sizes it for the whole answer at once)")  # fmt: skip
     ap.add_argument("--roofline-rows", type=int, default=257)
     ap.add_argument("--static-table", action=argparse.BooleanOptionalAction, default=False)
     ap.add_argument("--static-new", type=int, default=32, help="new tokens of the static table")
@@ -307,7 +312,10 @@ def main(argv: list[str] | None = None) -> dict:
         else:
             results[m] = run_method(m, a, eos_bias)
         eos_bias = results[m]["eos_bias"]  # calibrated once, by the first method
-    print(f"model: {a.arch}, {a.dtype} on {a.device}; threads {a.threads}")
+    grow = a.kv_grow or llama.BufferLayer.GROW
+    print(
+        f"model: {a.arch}, {a.dtype} on {a.device}; threads {a.threads}; KV buffer grows by {grow}"
+    )
     return report(results, a)
 
 

@@ -22,7 +22,9 @@ bandwidth roofline, (bytes of weights + filled KV cache read per step / measured
 time. Then how far the static step's logits are from the engine's with the same tokens fed (a masked
 attention over the whole buffer sums in another order: rounding only) and whether the drawn tokens are
 the same. Random weights rarely draw eos, so every row decodes every token and the engine drops no
-rows: the same work for all three. ``decode_models.py`` prints the same table for its first batch size.
+rows: the same work for all three. Every variant's attention runs on the engine's kernels
+(``probunlearn.decoding.attention_kernels``). ``bench_sampling.py`` prints the same table for its first
+batch size, ``bench_realistic.py --static-table`` for its roofline rows.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import decode_models  # noqa: E402
 
 from probunlearn import llama, models, qa  # noqa: E402
-from probunlearn.decoding import top_p_sample  # noqa: E402
+from probunlearn.decoding import attention_kernels, top_p_sample  # noqa: E402
 
 # (tokens (rows,), position) -> logits (rows, vocab)
 Step = Callable[[torch.Tensor, int], torch.Tensor]
@@ -49,7 +51,7 @@ Step = Callable[[torch.Tensor, int], torch.Tensor]
 def prefill(model, prompt: list[int], device: torch.device) -> tuple[llama.Cache, torch.Tensor]:
     """The prompt's cache (one row) and its last logits."""
     cache = llama.Cache(num_layers=model.config.num_hidden_layers)
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernels(device):
         out = model(
             input_ids=torch.tensor([prompt], device=device),
             position_ids=torch.arange(len(prompt), device=device)[None],
@@ -116,17 +118,17 @@ class StaticStep:
         self.graph, self.out, self.forward = None, None, self._forward
         if mode == "compile":
             self.forward = torch.compile(self._forward, dynamic=False)
-            with torch.inference_mode():
+            with torch.inference_mode(), attention_kernels(dev):
                 self.forward()
         elif mode == "graph":
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side), torch.inference_mode():
+            with torch.cuda.stream(side), torch.inference_mode(), attention_kernels(dev):
                 for _ in range(3):
                     self._forward()
             torch.cuda.current_stream().wait_stream(side)
             self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph), torch.inference_mode():
+            with torch.cuda.graph(self.graph), torch.inference_mode(), attention_kernels(dev):
                 self.out = self._forward()
         self.reset()
         decode_models.sync(dev)
@@ -188,7 +190,7 @@ def block(
     rows, device = keys.shape[0], keys.device
     logits = first.expand(rows, -1).contiguous()
     tokens, seen = torch.empty((rows, new), dtype=torch.long, device=device), []
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernels(device):  # the engine's kernels
         decode_models.sync(device)
         t0 = time.perf_counter()
         for s in range(new):

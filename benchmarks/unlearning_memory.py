@@ -87,6 +87,19 @@ PRESETS = {
     "muse-news": dict(arch="llama2-7b", lora=True, sequences=8, seq=2048),
 }
 
+# the GPU presets' fine-tuning jobs (training.train_lm: every weight trained in fp32 with AdamW, no
+# frozen copy, every activation kept): architecture, sequences per step, tokens of the longest
+FINETUNES = {
+    # the reference models, TOFU's retain splits in batches of 16: Phi's format makes ~68 tokens on
+    # average (at ~4 characters per token), 163 at most; ~128 for a length-sorted batch's longest
+    "tofu-phi reference": dict(arch="phi-1.5", sequences=16, seq=128),
+    # DCUE's post-processing fine-tune on Real Authors and World Facts (~25 tokens, 43 at most),
+    # batch 32
+    "tofu-phi postfinetune": dict(arch="phi-1.5", sequences=32, seq=48),
+    # the same on Llama-2's [INST] format; the LoRA model is merged and all its weights train
+    "tofu-llama2 postfinetune": dict(arch="llama2-7b", sequences=32, seq=56),
+}
+
 
 def build(
     arch: str, device: str = "meta", dtype=torch.bfloat16, layers: int | None = None
@@ -294,6 +307,26 @@ def as_run(
             "parts": parts}  # fmt: skip
 
 
+def finetune_as_run(job: str) -> dict[str, float]:
+    """GB of one fine-tuning step of ``job`` (FINETUNES) as ``training.train_lm`` runs it: fp32
+    weights, gradients and AdamW moments of every parameter, every activation kept."""
+    spec = FINETUNES[job]
+    if spec["arch"] == "phi-1.5":
+        from transformers import PhiConfig, PhiForCausalLM
+
+        with torch.device("meta"):
+            model = PhiForCausalLM(PhiConfig(**PHI_15))
+    else:
+        model = build(spec["arch"])
+    p = sum(t.numel() for t in model.parameters())
+    per_layer, per_vocab, rest = activation_rates(spec["arch"], False)
+    cfg, tokens = model.config, spec["sequences"] * spec["seq"]
+    per_token = cfg.num_hidden_layers * per_layer + cfg.vocab_size * per_vocab + rest
+    parts = {"weights": 4 * p / GB, "grads": 4 * p / GB, "adam": 8 * p / GB,
+             "activations": tokens * per_token / GB}  # fmt: skip
+    return {"params": p / 1e9, "tokens": tokens, "total": sum(parts.values()), "parts": parts}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", nargs="+", default=["llama2-7b", "llama3-8b"], choices=list(ARCHS))
@@ -324,6 +357,15 @@ def main() -> None:
                 print(f"  {preset}: {spec['arch']} ({e['params']:.2f} B parameters, {mode}), "
                       f"{spec['sequences']} sequences x {spec['seq']} tokens, {how}: "
                       f"{e['total']:.1f} GB ({parts})")  # fmt: skip
+        print("fine-tuning step as probunlearn.training.train_lm runs it (every weight trained, fp32 "
+              "AdamW, every activation kept), in GB")  # fmt: skip
+        for job, spec in FINETUNES.items():
+            if a.as_run and job.split()[0] not in a.as_run:
+                continue
+            e = finetune_as_run(job)
+            parts = ", ".join(f"{k} {v:.1f}" for k, v in e["parts"].items())
+            print(f"  {job}: {spec['arch']} ({e['params']:.2f} B parameters), {spec['sequences']} "
+                  f"sequences x {spec['seq']} tokens: {e['total']:.1f} GB ({parts})")  # fmt: skip
         return
     print(
         f"NPO, batch {a.batch} x {a.seq} tokens, bf16 weights, AdamW moments of {a.adam_bytes} B, "
