@@ -186,6 +186,23 @@ def qa_rows(count: int, words: int = 6, offset: int = 0) -> tuple[list[str], lis
     return qs, ans
 
 
+def questions(count: int) -> list[str]:
+    """``count`` questions of 3, 5, 7, ... words: prompts of different lengths (padding)."""
+    return [" ".join(WORDS[i : i + 3 + 2 * i]) + " ?" for i in range(count)]
+
+
+def left_padded(tok, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The prompts of ``texts``, left-padded to the longest: (ids, attention mask)."""
+    seqs = [qa.prompt_ids(tok, t) for t in texts]
+    width = max(len(x) for x in seqs)
+    ids = torch.full((len(seqs), width), tok.pad_token_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, x in enumerate(seqs):
+        ids[i, width - len(x) :] = torch.tensor(x)
+        mask[i, width - len(x) :] = 1
+    return ids, mask
+
+
 def draw(model, tok, questions, **kw) -> dict:
     ids = [f"q{i}" for i in range(len(questions))]
     settings = dict(n=16, max_new_tokens=12, seed_key="gpu-check", batch_size=64, progress=False)
@@ -211,9 +228,7 @@ class Check:
     # load: native vs transformers logits, fp32 and bf16
     def load(self) -> tuple[bool, str]:
         tok, dev, ok, figs = self.tok, self.device, True, []
-        qs, _ = qa_rows(3)
-        batch = qa.encode_qa(tok, qs, ["x"] * 3)  # left-padded prompts of different lengths
-        ids, mask = batch["input_ids"].to(dev), batch["attention_mask"].to(dev)
+        ids, mask = (t.to(dev) for t in left_padded(tok, questions(3)))
         for kind, path in self.paths.items():
             for dtype in ("float32", "bfloat16"):
                 nat = models.load_model(path, dtype=dtype, device=str(dev))
@@ -234,7 +249,7 @@ class Check:
     # sampling: the device against the CPU, fp32
     def sampling(self) -> tuple[bool, str]:
         tok, ok, figs = self.tok, True, []
-        qs, _ = qa_rows(4, words=5)
+        qs = questions(4)
         for kind, path in self.paths.items():
             cpu = models.load_model(path, device="cpu")
             dev = models.load_model(path, device=str(self.device))
@@ -244,7 +259,7 @@ class Check:
             ):
                 a, b = draw(cpu, tok, qs, **kw), draw(dev, tok, qs, **kw)
                 share = same_share(a, b)
-                ok &= share == 1.0
+                ok &= share >= 0.98  # issue 37 measured 100%; another GPU may flip a rare draw
                 figs.append(f"{kind} {label}: {share:.1%} of {len(a)} rows the same")
         return ok, "; ".join(figs)
 
@@ -265,10 +280,13 @@ class Check:
                     model, encs, batch_size=5, pad_token_id=tok.pad_token_id
                 )
                 losses.append([-float(lp.sum()) / len(lp) for lp, _ in scores])
-            worst = max(worst, max(abs(x - y) for x, y in zip(*losses, strict=True)))
+            worst = max(
+                worst, *(abs(x - y) / max(1.0, abs(x)) for x, y in zip(*losses, strict=True))
+            )
         return (
             worst <= 1e-5,
-            f"max |loss difference| {worst:.2e} over {len(encs)} answers x 2 models",
+            f"max |loss difference| / max(1, |loss|) {worst:.2e} over {len(encs)} answers x 2 "
+            "models (issue 37 measured 3e-6)",
         )
 
     # finetune: train_lm on the device, fp32 and bf16 autocast
@@ -413,7 +431,7 @@ class Check:
             qs, ans = qa_rows(sequences, words=words)
             half = sequences // 2
             kw = dict(method="npo", lr=1e-5, epochs=1, batch_size=half, gradient_checkpointing=True,
-                      max_length=seq, lora=LORA if spec["lora"] else None)  # fmt: skip
+                      max_length=seq, lora=um.LORA if spec["lora"] else None)  # fmt: skip
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()
                 torch.cuda.reset_peak_memory_stats(self.device)
