@@ -298,7 +298,7 @@ class Check:
             seen, devices = [], []
             with watched_loader(seen, devices):
                 model = models.load_model(self.paths["llama"], device=str(dev))
-            log = training.train_lm(model, tok, examples, epochs=3, lr=3e-3, batch_size=8,
+            log = training.train_lm(model, tok, examples, epochs=2 if self.tiny else 3, lr=3e-3, batch_size=8,
                                     progress=False, mixed_precision=mixed)  # fmt: skip
             fp32 = all(p.dtype == torch.float32 for p in model.parameters())
             autocast = {a for _, _, a in seen} == {mixed}
@@ -352,7 +352,13 @@ class Check:
         forget = Frame(question=qs[:4], answer=ans[:4])
         retain = Frame(question=qs[4:], answer=ans[4:])
         seen, devices = [], []
-        settings = dict(lr=1e-3, epochs=2, batch_size=2, progress=False, device=str(self.device))
+        settings = dict(
+            lr=1e-3,
+            epochs=1 if self.tiny else 2,
+            batch_size=2,
+            progress=False,
+            device=str(self.device),
+        )
         with watched_loader(seen, devices):
             res = unlearning.unlearn(
                 target, forget, retain, str(self.work / name), **{**settings, **kw}
