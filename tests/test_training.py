@@ -67,6 +67,7 @@ def _train(model, tok, **kw):
     return training.train_lm(model, tok, PAIRS * 3, **{**settings, **kw})
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_train_lm_feeds_every_batch_to_the_parameters_device(device_probe):
     """At each step the batch is on the parameters' device; a model elsewhere (the meta device, a
     stand-in for a GPU on this CPU machine) gets its first batch there, not on the CPU."""
@@ -86,6 +87,7 @@ def test_train_lm_feeds_every_batch_to_the_parameters_device(device_probe):
     assert seen[0]["input_ids"] == seen[0]["attention_mask"] == torch.device("meta")
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_mixed_precision_trains_under_bf16_autocast_with_float32_weights(device_probe):
     watch, _ = device_probe
     tok = models.train_tokenizer([q + " " + a for q, a in PAIRS] * 4, vocab_size=300)
@@ -102,6 +104,7 @@ def test_mixed_precision_trains_under_bf16_autocast_with_float32_weights(device_
     assert not torch.equal(runs[False][w], runs[True][w])  # bf16 matmuls: other numbers
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_training_steps_load_on_the_device_they_are_given(tmp_path, monkeypatch, device_probe):
     """run_pretrain and run_finetune put the model on their ``device`` (the config's, through
     Design.run_params) and train it there: on "meta" the first batch arrives on meta."""
