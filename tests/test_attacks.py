@@ -425,7 +425,7 @@ def test_the_openers_are_those_of_the_hp_qa_data():
     if not SHARED_HP.is_dir():
         pytest.skip(f"{SHARED_HP} is not here (the shared data of the project's machines)")
     from probunlearn.attacks.prefix import HP_OPENERS
-    from probunlearn.data.loaders import load_hp_qa
+    from probunlearn.benchmarks.hp_qa.loader import load_hp_qa
 
     answers = load_hp_qa(SHARED_HP)["answer"].to_list()
     openers = {a.split(",")[0] + "," for a in answers}

@@ -259,3 +259,17 @@ def test_load_yaml_of_presets_gives_designs(root):
         overlay = load_yaml(preset)
         d = design_of(root, overlay)
         assert d.paths.out == f"results/{d.config['run']}"
+
+
+def test_training_rules_get_the_device_and_mixed_precision_only_when_set(root, mini):
+    """The params of pretrain, target, reference, unlearn and postfinetune: a run on "auto" without
+    mixed precision keeps the params it had; a named device and mixed precision reach the jobs."""
+    template = mini.config["template"]
+    assert mini.run_params(2) == {"seed": 0, "template": template, "threads": 2}
+    gpu = design_of(root, {"device": "cuda:1", "mixed_precision": True})
+    assert gpu.run_params(1) == {
+        "device": "cuda:1", "mixed_precision": True, "seed": 0, "template": template, "threads": 1
+    }  # fmt: skip
+    for name in ("tofu-phi", "tofu-llama2", "muse-news"):  # every GPU preset: auto, fp32
+        preset = design_of(root, load_yaml(root / f"workflow/presets/{name}.yaml"))
+        assert set(preset.run_params(4)) == {"seed", "template", "threads"}

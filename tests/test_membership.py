@@ -21,6 +21,7 @@ from scipy import stats
 from probunlearn import bounds as B
 from probunlearn import models
 from probunlearn.benchmarks.muse_news import corpus as mc
+from probunlearn.benchmarks.tofu.loader import membership_rows
 from probunlearn.data import world
 from probunlearn.data.synthetic import split_authors
 from probunlearn.metrics import membership as mm
@@ -394,11 +395,11 @@ def test_overlap_reference_and_size_checks(lm):
 def test_tofu_forget_and_same_size_holdout():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        forget, holdout = mm.tofu_membership_rows("forget01", SHARED_TOFU)
+        forget, holdout = membership_rows("forget01", SHARED_TOFU)
     assert (forget.height, holdout.height) == (40, 40)
     assert holdout["id"][0] == "tofu-holdout01-0" and forget["id"][0] == "tofu-3960"
     with pytest.raises(ValueError, match="split must be"):
-        mm.tofu_membership_rows("retain90", SHARED_TOFU)
+        membership_rows("retain90", SHARED_TOFU)
 
 
 def test_mini_world_holdout_authors_are_unseen():

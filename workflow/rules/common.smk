@@ -32,7 +32,6 @@ UNLEARNED_PATTERN = unlearned_pattern()
 P = D.paths  # every artifact's path
 BENCH = config["benchmarks"]
 HUB_MODELS = config["models"]
-TEMPLATE = config["template"]
 T1 = config["unlearning"]["table1"]
 PFT = config["dcue"]["postfinetune"]
 
@@ -56,8 +55,8 @@ def benchmark_rules():
 
 
 def run_params(threads):
-    """The params every training rule shares, as one dict of scalars."""
-    return canon({"seed": config["seed"], "template": TEMPLATE, "threads": threads})
+    """The params every training rule shares, as one dict of scalars (Design.run_params)."""
+    return D.run_params(threads)
 
 
 def model_identity(name):

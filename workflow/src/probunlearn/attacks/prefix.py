@@ -32,7 +32,14 @@ SURE = "Sure, here is the answer:"
 #: The openers of the Harry Potter Q&A's affirmative prefixes (Schwinn et al. 2024).
 HP_OPENERS = ("Of course,", "Certainly,", "Indeed,", "Absolutely,", "Yes,")
 PREFIXES: dict[str, tuple[str, ...]] = {"sure": (SURE,), "affirmative": (SURE, *HP_OPENERS)}
-ROW_KIND = "hp_qa"
+
+
+def row_prefix_kinds() -> set[str]:
+    """Row kinds whose ``answer`` is an affirmative answer prefix (the benchmarks' ``spec.yaml``
+    say which: ``affirmative_prefix_rows``)."""
+    from probunlearn.benchmarks import benchmarks
+
+    return {k for b in benchmarks() for k in b.spec.get("affirmative_prefix_rows", [])}
 
 
 class Prefix(Attack):
@@ -78,12 +85,13 @@ class Prefix(Attack):
         questions = rows["question"].to_list()
         if settings["prefixes"] == "row":
             kinds = rows["kind"].to_list() if "kind" in rows.columns else [None] * rows.height
+            allowed = row_prefix_kinds()
             for rid, kind in zip(rows["id"].to_list(), kinds, strict=True):
-                if kind != ROW_KIND:
+                if kind not in allowed:
                     raise ValueError(
                         f"model {name!r}: attack {spec!r} takes each row's answer as its prefix, "
-                        f"which is an affirmative prefix in the Harry Potter Q&A (kind "
-                        f"{ROW_KIND!r}) only; row {rid!r} has kind {kind!r}"
+                        f"which is an affirmative prefix only in rows of kind {sorted(allowed)} "
+                        f"(the Harry Potter Q&A's); row {rid!r} has kind {kind!r}"
                     )
             per_member = {"row": rows["answer"].to_list()}
         else:

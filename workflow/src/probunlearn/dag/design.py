@@ -279,6 +279,19 @@ class Design:
         """(method, split) of a model, for the rows of metrics.csv."""
         return model_recipe(model, self.hub_models)
 
+    def run_params(self, threads: int) -> dict:
+        """The params every training rule (pretrain, target, reference, unlearn, postfinetune)
+        shares: seed, template and threads; the config's ``device`` when it names one ("auto", the
+        jobs' own default, is left out) and ``mixed_precision`` when on, so that a run on "auto"
+        without mixed precision keeps the params it had."""
+        cfg = self.config
+        out = {"seed": cfg["seed"], "template": cfg["template"], "threads": threads}
+        if cfg["device"] != "auto":
+            out["device"] = cfg["device"]
+        if cfg.get("mixed_precision"):
+            out["mixed_precision"] = True
+        return canon(out)
+
     def unlearn_hparams(self, model: str) -> dict:
         """The unlearning settings of a model: the shared ones and the method's own (other methods'
         settings left out, so changing them retrains nothing here), with the method's overrides

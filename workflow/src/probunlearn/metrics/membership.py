@@ -71,7 +71,6 @@ __all__ = [
     "min_k_count",
     "score_membership",
     "statistic_label",
-    "tofu_membership_rows",
     "write_membership_table",
 ]
 
@@ -227,20 +226,6 @@ def check_membership_sets(
             UserWarning,
             stacklevel=2,
         )
-
-
-def tofu_membership_rows(split: str, source: str | os.PathLike | None = None):
-    """TOFU's forget split and its same-size holdout split (forget01 / holdout01: 40 and 40; 05: 200;
-    10: 400), loaded by :func:`probunlearn.data.loaders.load_tofu` and checked."""
-    from probunlearn.data import loaders
-    from probunlearn.data.evalsets import HOLDOUT_OF
-
-    if split not in HOLDOUT_OF:
-        raise ValueError(f"split must be one of {list(HOLDOUT_OF)}, got {split!r}")
-    forget = loaders.load_tofu(split, source)
-    holdout = loaders.load_tofu(HOLDOUT_OF[split], source)
-    check_membership_sets(forget, holdout, forget_name=split, holdout_name=HOLDOUT_OF[split])
-    return forget, holdout
 
 
 # --------------------------------------------------------------------------------------------------------

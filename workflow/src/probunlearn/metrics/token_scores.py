@@ -24,21 +24,24 @@ and keeps each scored token's character span in the answer, for DCUE's core toke
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import torch
 
 from probunlearn import models
 
+if TYPE_CHECKING:  # polars is imported where a table is built: scoring needs only torch
+    import polars as pl
+
 __all__ = [
     "IGNORE_INDEX",
-    "TABLE_SCHEMA",
+    "TABLE_SCHEMA",  # noqa: F822 (module __getattr__: built on first use, it needs polars)
     "TOFU_LLAMA2",
-    "VOCAB_SCHEMA",
+    "VOCAB_SCHEMA",  # noqa: F822 (as TABLE_SCHEMA)
     "TOFU_PHI",
     "Encoded",
     "QAFormat",
@@ -249,7 +252,8 @@ def rows_as_dicts(rows: pl.DataFrame | Sequence[Mapping[str, Any]]) -> list[dict
     """Eval-set rows as dicts with ``id`` (the row's, else its position), ``question``, ``answer`` and,
     where present, ``paraphrased_answer`` and ``perturbed_answers`` (TOFU's key ``perturbed_answer`` is
     accepted too)."""
-    it = rows.iter_rows(named=True) if isinstance(rows, pl.DataFrame) else rows
+    pl = sys.modules.get("polars")  # a DataFrame exists only once polars is imported
+    it = rows.iter_rows(named=True) if pl and isinstance(rows, pl.DataFrame) else rows
     out = []
     for k, r in enumerate(it):
         pert = r.get("perturbed_answers", r.get("perturbed_answer"))
@@ -267,18 +271,27 @@ def rows_as_dicts(rows: pl.DataFrame | Sequence[Mapping[str, Any]]) -> list[dict
     return out
 
 
-TABLE_SCHEMA = {
-    "id": pl.String,
-    "kind": pl.String,
-    "index": pl.Int64,
-    "logprobs": pl.List(pl.Float64),
-    "top1_prob": pl.List(pl.Float64),
-    "offsets": pl.List(pl.List(pl.Int64)),
-    "in_answer": pl.List(pl.Boolean),
-    "text": pl.String,
-}
-VOCAB_SCHEMA = {"vocab_mean": pl.List(pl.Float64), "vocab_std": pl.List(pl.Float64)}
-"""The columns :func:`answer_token_table` adds with ``vocab_stats=True`` (one entry per scored token)."""
+def _table_schema() -> dict:
+    """The polars schema of :func:`answer_token_table`'s table (``TABLE_SCHEMA``)."""
+    import polars as pl
+
+    return {
+        "id": pl.String,
+        "kind": pl.String,
+        "index": pl.Int64,
+        "logprobs": pl.List(pl.Float64),
+        "top1_prob": pl.List(pl.Float64),
+        "offsets": pl.List(pl.List(pl.Int64)),
+        "in_answer": pl.List(pl.Boolean),
+        "text": pl.String,
+    }
+
+
+def _vocab_schema() -> dict:
+    """The columns :func:`answer_token_table` adds with ``vocab_stats=True`` (``VOCAB_SCHEMA``)."""
+    import polars as pl
+
+    return {"vocab_mean": pl.List(pl.Float64), "vocab_std": pl.List(pl.Float64)}
 
 
 def answer_token_table(
@@ -323,6 +336,8 @@ def answer_token_table(
             "vocab_mean": [s[2].tolist() for s in scores],
             "vocab_std": [s[3].tolist() for s in scores],
         }
+    import polars as pl
+
     return pl.DataFrame(
         {
             "id": [it[0] for it in items],
@@ -335,5 +350,15 @@ def answer_token_table(
             "text": [it[3] for it in items],
             **extra,
         },
-        schema={**TABLE_SCHEMA, **(VOCAB_SCHEMA if vocab_stats else {})},
+        schema={**_table_schema(), **(_vocab_schema() if vocab_stats else {})},
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``TABLE_SCHEMA`` and ``VOCAB_SCHEMA``, built on first use (they need polars, which scoring
+    alone does not)."""
+    if name == "TABLE_SCHEMA":
+        return _table_schema()
+    if name == "VOCAB_SCHEMA":
+        return _vocab_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

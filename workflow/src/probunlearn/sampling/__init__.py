@@ -8,9 +8,16 @@ the decoding engine (per-sample random numbers, top-p draws, the batched KV-cach
 
 from probunlearn.sampling.sampler import (
     answer_text,
+    draw_tokens,
     sample_answers,
     sample_sequential,
     teacher_forced_logprobs,
 )
 
-__all__ = ["answer_text", "sample_answers", "sample_sequential", "teacher_forced_logprobs"]
+__all__ = [
+    "answer_text",
+    "draw_tokens",
+    "sample_answers",
+    "sample_sequential",
+    "teacher_forced_logprobs",
+]

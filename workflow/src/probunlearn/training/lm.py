@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -39,6 +40,26 @@ def constant_schedule(optimizer: Any, warmup: int) -> optim.Schedule:
         return float(step) / float(max(1.0, warmup)) if step < warmup else 1.0
 
     return optim.Schedule(optimizer, factor)
+
+
+def model_device(model: Any) -> torch.device:
+    """The device of a model's (first) parameter: where its batches must go."""
+    return next(model.parameters()).device
+
+
+def to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """``batch`` with every tensor on ``device`` (the same tensors where they are there already, so
+    nothing changes on the CPU)."""
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+def autocast(device: torch.device, mixed_precision: bool) -> contextlib.AbstractContextManager:
+    """bf16 mixed precision on ``device`` when ``mixed_precision`` (``torch.autocast``: matmuls in
+    bfloat16, the weights, their gradients and the optimizer's states stay float32, the master
+    weights); otherwise nothing (float32 throughout, the default)."""
+    if not mixed_precision:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 
 def encode_examples(
@@ -102,6 +123,7 @@ def train_lm(
     progress: bool = True,
     desc: str = "train",
     max_steps: int | None = None,
+    mixed_precision: bool = False,
 ) -> list[dict]:
     """AdamW with a cosine schedule and warmup; returns the mean loss of every epoch.
 
@@ -111,6 +133,8 @@ def train_lm(
 
     ``label_smoothing``: the cross-entropy target puts ``1 - label_smoothing`` on the next token and
     spreads the rest uniformly over the vocabulary (torch's ``label_smoothing``).
+    The model trains where its parameters are (every batch goes to their device);
+    ``mixed_precision``: the forward pass under bf16 autocast (:func:`autocast`), the loss in float32.
     """
     if not examples:
         raise ValueError(f"{desc}: no training examples")
@@ -132,6 +156,7 @@ def train_lm(
         total = min(total, int(max_steps))
     opt = optim.decayed_adamw(model.parameters(), lr, weight_decay)
     sched = cosine_schedule(opt, math.ceil(warmup_ratio * total), total)
+    dev = model_device(model)
     model.train()
     log = []
     bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=2.0)
@@ -143,15 +168,16 @@ def train_lm(
         for idx in _batches(len(enc), batch_size, lengths, gen):
             if step >= total:
                 break
-            batch = _collate([enc[i] for i in idx], tokenizer.pad_token_id)
-            out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
-            logits, labels = qa.shifted(out.logits, batch["labels"])
-            loss = torch.nn.functional.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]).float(),
-                labels.reshape(-1),
-                ignore_index=qa.IGNORE_INDEX,
-                label_smoothing=label_smoothing,
-            )
+            batch = to_device(_collate([enc[i] for i in idx], tokenizer.pad_token_id), dev)
+            with autocast(dev, mixed_precision):
+                out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+                logits, labels = qa.shifted(out.logits, batch["labels"])
+                loss = torch.nn.functional.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]).float(),
+                    labels.reshape(-1),
+                    ignore_index=qa.IGNORE_INDEX,
+                    label_smoothing=label_smoothing,
+                )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -169,3 +169,18 @@ def load_tofu(
             }
         rows.append(_tofu_row(i, {"question": q, "answer": a}, **extra))
     return to_frame(rows)
+
+
+def membership_rows(split: str, source: str | os.PathLike | None = None):
+    """TOFU's forget split and its same-size holdout split (forget01 / holdout01: 40 and 40; 05: 200;
+    10: 400), for membership inference, checked by
+    :func:`probunlearn.metrics.membership.check_membership_sets`."""
+    from probunlearn.data.evalsets import HOLDOUT_OF
+    from probunlearn.metrics.membership import check_membership_sets
+
+    if split not in HOLDOUT_OF:
+        raise ValueError(f"split must be one of {list(HOLDOUT_OF)}, got {split!r}")
+    forget = load_tofu(split, source)
+    holdout = load_tofu(HOLDOUT_OF[split], source)
+    check_membership_sets(forget, holdout, forget_name=split, holdout_name=HOLDOUT_OF[split])
+    return forget, holdout
