@@ -196,17 +196,25 @@ def test_common_smk_stays_thin(root):
     assert len(lines) <= 150, f"common.smk has {len(lines)} lines: move logic to probunlearn.dag"
 
 
+def rules_files(root: Path) -> list[Path]:
+    """Every rules file of both workflows: the paper's, the evaluation core's, the evaluate
+    command's and the benchmarks' own."""
+    src = root / "workflow" / "src" / PKG
+    files = sorted((root / "workflow" / "rules").glob("*.smk"))
+    files += [src / "core" / "rules.smk", src / "evaluate" / "workflow" / "Snakefile"]
+    return files + sorted(src.glob("benchmarks/*/rules.smk"))
+
+
 def _script_modules(root: Path) -> dict[str, tuple[str, bool]]:
     """Each workflow script's library module, and whether its rule runs in the torch environment (a
-    model job), read from the rules in order (a rule names its conda env before its script)."""
+    model job), read from the rules in order (a rule names its conda env before its script). The
+    evaluate command runs every job in one environment: its rules' model jobs are the core's."""
     out: dict[str, tuple[str, bool]] = {}
-    rules = sorted((root / "workflow" / "rules").glob("*.smk"))
-    rules.append(root / "workflow/src/probunlearn/evaluate/workflow/Snakefile")
-    for smk in rules:
+    for smk in rules_files(root):
         env = None
         for line in smk.read_text().splitlines():
-            if m := re.search(r"envs/(\w+)\.yaml", line):
-                env = m.group(1)
+            if m := re.search(r"envs/(\w+)\.yaml|(?:core|conda)_env\(\"(\w+)\"\)", line):
+                env = m.group(1) or m.group(2)
             elif m := re.search(r'"(\.\./)*scripts/(\w+)\.py"', line):
                 script = smk.parent / "scripts" / f"{m.group(2)}.py"
                 if not script.exists():

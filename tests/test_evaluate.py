@@ -294,7 +294,7 @@ def test_evaluate_end_to_end(zoo, tmp_path):
     summary = pl.read_csv(out / "summary.csv")
     assert summary["model"].to_list() == ["a", "lora"]
     for name in ("a", "lora"):
-        scores = pl.read_parquet(out / "scores" / f"{name}.parquet")
+        scores = pl.read_parquet(out / "scores" / name / "questions" / "sampled.parquet")
         sampled = scores.filter(~pl.col("greedy")).sort("id", "sample")
         mat = sampled["rougeL_recall"].to_numpy().reshape(5, 12)
         greedy = scores.filter(pl.col("greedy")).sort("id")["rougeL_recall"].to_numpy()
@@ -324,17 +324,26 @@ def test_evaluate_end_to_end(zoo, tmp_path):
     html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64") == 3 and "<h2>Summary</h2>" in html
     # the adapter is not merged: its samples differ from its base's
-    a = pl.read_parquet(out / "scores" / "a.parquet")
-    lo = pl.read_parquet(out / "scores" / "lora.parquet")
+    a = pl.read_parquet(out / "scores" / "a" / "questions" / "sampled.parquet")
+    lo = pl.read_parquet(out / "scores" / "lora" / "questions" / "sampled.parquet")
     assert not np.array_equal(a["rougeL_recall"].to_numpy(), lo["rougeL_recall"].to_numpy()) or (
-        pl.read_parquet(out / "samples" / "a" / "shard-0.parquet")["text"].to_list()
-        != pl.read_parquet(out / "samples" / "lora" / "shard-0.parquet")["text"].to_list()
+        pl.read_parquet(out / "samples" / "a" / "questions" / "sampled" / "shard-0.parquet")[
+            "text"
+        ].to_list()
+        != pl.read_parquet(out / "samples" / "lora" / "questions" / "sampled" / "shard-0.parquet")[
+            "text"
+        ].to_list()
     )
 
     # nothing to do again; one more model runs only that model's jobs (and the summary)
     assert _jobs(out, *models, *common[:-2]) == {}
     more = [*models, "--model", f"b={zoo['b']}"]
-    assert _jobs(out, *more, *common[:-2]) == {"sample": 1, "score": 1, "summary": 1, "all": 1}
+    assert _jobs(out, *more, *common[:-2]) == {
+        "sample_shard": 1,
+        "score": 1,
+        "summary": 1,
+        "all": 1,
+    }
     assert _evaluate(*more, *common) == 0
     stamp = {p: p.stat().st_mtime_ns for p in (out / "samples").rglob("*.parquet")}
 
@@ -345,10 +354,15 @@ def test_evaluate_end_to_end(zoo, tmp_path):
     tensors = st.load_file(weights)
     tensors["model.norm.weight"] = tensors["model.norm.weight"] * 1.5
     st.save_file(tensors, weights, metadata={"format": "pt"})
-    assert _jobs(out, *more, *common[:-2]) == {"sample": 1, "score": 1, "summary": 1, "all": 1}
+    assert _jobs(out, *more, *common[:-2]) == {
+        "sample_shard": 1,
+        "score": 1,
+        "summary": 1,
+        "all": 1,
+    }
     assert _evaluate(*more, *common) == 0
     changed = {p for p, t in stamp.items() if p.stat().st_mtime_ns != t}
-    assert changed == {out / "samples" / "b" / "shard-0.parquet"}
+    assert changed == {out / "samples" / "b" / "questions" / "sampled" / "shard-0.parquet"}
     assert pl.read_csv(out / "summary.csv")["model"].to_list() == ["a", "lora", "b"]
 
 
@@ -421,7 +435,7 @@ def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
     assert row["prompts"] == 40 and row["evalset"] == "forget01"
     assert 0 <= row["forget_quality"] <= 1 and 0 <= row["model_utility"] <= 1
     assert 0 <= row["dcue_pvalue"] <= 1
-    tofu = pl.read_csv(out / "tofu" / "a" / "metrics.csv")
+    tofu = pl.read_csv(out / "metrics" / "a" / "tofu.csv")
     assert {"forget_quality", "ks_statistic", "model_utility"} <= set(tofu["metric"])
     # forget quality is the KS test of the two models' truth ratios on the same 40 questions
     plan = Plan(
@@ -524,7 +538,7 @@ MUSE = SHARED / "muse_news"
 @pytest.mark.skipif(not MUSE.is_dir(), reason=f"{MUSE} is absent: no MUSE files to read")
 def test_muse_sets_templates_and_stops():
     from probunlearn.benchmarks.muse_news import sets as muse
-    from probunlearn.sampling.sampler import cut_at_stops
+    from probunlearn.sampling.text import cut_at_stops
 
     forget = muse.load_muse("knowmem_forget", MUSE)
     assert forget.height == 100 and forget["keywords"].to_list()[0] == [forget["answer"][0]]
@@ -569,7 +583,9 @@ def test_evaluate_muse_knowmem_sampled(zoo, tmp_path):
     assert set(summary["score"]) == {"rougeL_recall", "keyword_leak"}
     leak = summary.filter(pl.col("score") == "keyword_leak").row(0, named=True)
     assert leak["prompts"] == 100 and leak["leak"] == "keyword_leak = 1" and 0 < leak["m_bin"] <= 1
-    samples = pl.read_parquet(out / "samples" / "a" / "shard-0.parquet")
+    samples = pl.read_parquet(
+        out / "samples" / "a" / "knowmem_forget" / "sampled" / "shard-0.parquet"
+    )
     assert not samples["text"].str.contains("\n\n").any(), "answers are cut at MUSE's stops"
     assert samples.filter(~pl.col("greedy"))["n_tokens"].max() <= 32  # MUSE's knowmem length
 
@@ -581,7 +597,7 @@ def test_tofu_settings_of_evaluate_are_the_paper_presets(fmt, root):
     TOFU's 200-token budget counts the left-padded prompt, so the batch changes the answers."""
     import yaml
 
-    from probunlearn.evaluate.jobs import tofu_tags
+    from probunlearn.metrics.tofu import tofu_tags
 
     paper = yaml.safe_load((root / "workflow" / "defaults" / "paper.yaml").read_text())["tofu_eval"]
     tags = tofu_tags(fmt)

@@ -348,3 +348,39 @@ def test_report_has_every_figure(tiny_run):
     html = (work / "report.html").read_text(errors="ignore")
     for name in ("fig3a", "fig4b", "fig6", "table1", "claims"):
         assert name in html, name
+
+
+def test_evaluate_and_the_workflow_sample_score_and_bound_alike(tiny_run, tmp_path):
+    """One evaluation core: `probunlearn evaluate` on the run's target and its forget10 set, with
+    the run's sampling and bound settings, writes the same samples, scores and bounds as the paper's
+    workflow did (both seed a sample by model, eval set, prompt and sample index)."""
+    from probunlearn.cli import main
+
+    work, cfg = tiny_run
+    run, s, main_setting = (
+        work / "results/tiny",
+        cfg["sampling"],
+        cfg["sampling"]["settings"]["main"],
+    )
+    out = tmp_path / "eval"
+    args = [
+        "evaluate", "--model", f"target={run / 'models/target'}",
+        "--data", str(run / "data/forget10.parquet"), "--out", str(out),
+        "--n", str(main_setting["n"]), "--top-p", str(s["top_p"]),
+        "--temperature", str(main_setting["temperature"]),
+        "--max-new-tokens", str(s["max_new_tokens"]), "--batch-size", str(s["batch_size"]),
+        "--chunk-size", str(s["chunk_size"]), "--template", cfg["template"],
+        "--seed", str(cfg["seed"]), "--threads", str(cfg["threads"]["eval"]),
+        "--alpha", str(cfg["bounds"]["alpha"]), "--cores", "1",
+    ]  # fmt: skip
+    assert main(args) == 0
+    shards = sorted((run / "samples/target/forget10/main").glob("shard-*.parquet"))
+    ours = pl.concat([pl.read_parquet(p) for p in shards]).sort("id", "sample")
+    # (another test of this module may have re-made the run's shards with another chunk size: a
+    # sample does not depend on its shard)
+    theirs = sorted((out / "samples/target/forget10/sampled").glob("shard-*.parquet"))
+    assert pl.concat([pl.read_parquet(p) for p in theirs]).sort("id", "sample").equals(ours)
+    for kind in ("scores", "bounds"):
+        a = pl.read_parquet(run / kind / "target/forget10/main.parquet")
+        b = pl.read_parquet(out / kind / "target/forget10/sampled.parquet")
+        assert a.equals(b), kind

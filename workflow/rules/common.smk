@@ -7,6 +7,7 @@ from probunlearn.storage.checkpoints import spec_identity
 from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
 from probunlearn.benchmarks import BENCHMARKS
+from probunlearn.core import RULES as CORE_RULES
 from probunlearn.dag.naming import retain_split, unlearned_pattern
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present
 from probunlearn.data.evalsets import RETAIN_OF, WORLD_SETS
@@ -28,6 +29,7 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
     workflow.register_resource("gpu", gpus_present())
 
 D = Design(config)  # the experiment design: models, sampled runs, figure inputs
+CORE = D  # the planner of the evaluation core's rules (probunlearn.core)
 UNLEARNED_PATTERN = unlearned_pattern()
 P = D.paths  # every artifact's path
 BENCH = config["benchmarks"]
@@ -47,6 +49,11 @@ wildcard_constraints:
 def conda_env(name):
     """The conda environment file envs/<name>.yaml (for rules outside workflow/rules/)."""
     return os.path.join(workflow.basedir, "envs", f"{name}.yaml")
+
+
+def core_env(kind):
+    """The conda environment of an evaluation-core job (probunlearn.core)."""
+    return conda_env(kind)
 
 
 def benchmark_rules():

@@ -1,44 +1,5 @@
-# TOFU's forget quality and model utility, and DCUE (from the log-probabilities of rule evaluate).
-
-
-rule tofu_metrics:
-    input:
-        unpack(lambda wc: D.tofu_inputs(wc.model)),
-    output:
-        P.metrics("{model}", "tofu"),
-    log:
-        P.log("tofu_metrics", "{model}"),
-    conda:
-        "../../envs/analysis.yaml"
-    params:
-        recipe=lambda wc: D.recipe(wc.model),
-        forget_split=lambda wc: D.tofu_forget_split(wc.model),
-        ds_size=config["tofu_eval"]["ds_size"],
-    script:
-        "../scripts/tofu_metrics.py"
-
-
-rule dcue:
-    input:
-        unpack(lambda wc: D.dcue_inputs(wc.model)),
-    output:
-        metrics=P.metrics("{model}", "dcue"),
-        confidences=P.dcue("{model}"),
-    log:
-        P.log("dcue", "{model}"),
-    wildcard_constraints:
-        model=UNLEARNED_PATTERN,
-    conda:
-        "../../envs/analysis.yaml"
-    params:
-        recipe=lambda wc: D.recipe(wc.model),
-        core_model=config["dcue"]["core_model"],
-        core_model_revision=config["dcue"]["core_model_revision"],
-        core_prompts={
-            k: config["dcue"][k] for k in ("reformulation_prompt", "core_prompt")
-        },
-    script:
-        "../scripts/dcue.py"
+# DCUE's robustness check (a short fine-tune of an unlearned model), and the long metrics table.
+# TOFU's metrics and DCUE are rules of the evaluation core (probunlearn/core/rules.smk).
 
 
 rule postfinetune:
@@ -88,3 +49,16 @@ rule dcue_vs_fq:
         postfinetune=lambda wc: D.postfinetune_parts(),
     script:
         "../scripts/dcue_vs_fq.py"
+
+
+rule metrics_table:
+    input:
+        D.metric_parts(),
+    output:
+        table=report_table("metrics"),
+    log:
+        P.log("metrics_table"),
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/metrics_table.py"

@@ -28,6 +28,7 @@ from probunlearn.dag.naming import (
     model_recipe,
     parse_unlearned,
     unlearned_name,
+    unlearned_pattern,
 )
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import (
@@ -439,6 +440,83 @@ class Design:
     def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
         """Every shard of a (model, eval set, setting)."""
         return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
+
+    # ---- the evaluation core (probunlearn.core) -------------------------------------------------
+    @property
+    def threads(self) -> int | None:
+        """Threads of a sampling or evaluation job."""
+        return self.config["threads"]["eval"]
+
+    def model_pattern(self, rule: str) -> str:
+        """The model wildcard of a core rule: unlearned models for DCUE, any name otherwise."""
+        return unlearned_pattern() if rule == "dcue" else "[A-Za-z0-9_.-]+"
+
+    def model_inputs(self, model: str) -> dict[str, str]:
+        """The model's directory, made by the run (or fetched)."""
+        return {"model": self.paths.model(model)}
+
+    def load_params(self, model: str) -> dict[str, str]:
+        """Where a job loads the model from (the directory it takes as input)."""
+        return {"model_path": self.paths.model(model)}
+
+    def score_params(self, model: str, evalset: str, setting: str) -> dict:
+        """The score job's settings: the model's recipe, the judge of requests, the bounds, and
+        the sequential block of a sequential setting."""
+        method, split = self.recipe(model)
+        return canon(
+            {
+                "method": method,
+                "split": split,
+                "sequential": self.sequential_params(setting),
+                "judge": self.harm_judge(evalset),
+                "harm_threshold": self.harm_threshold(evalset),
+                **self.config["bounds"],
+            }
+        )
+
+    def evaluate_params(self, model: str) -> dict:
+        """Rule evaluate's settings: the recipe, the greedy and TOFU sets, TOFU's encoding
+        (config tofu_eval), the model's template and the run's lengths, dtype and device."""
+        method, split = self.recipe(model)
+        return canon(
+            {
+                "method": method,
+                "split": split,
+                "greedy_sets": self.greedy_sets,
+                "tofu_sets": self.tofu_gen_sets,
+                "tofu": self.tofu_params(),
+                "template": self.template_of(model),
+                "max_new_tokens": self.config["greedy_eval"]["max_new_tokens"],
+                "batch_size": self.config["greedy_eval"]["batch_size"],
+                "dtype": self.config["dtype"],
+                "device": self.config["device"],
+                "threads": self.config["threads"]["eval"],
+            }
+        )
+
+    def tofu_metrics_params(self, model: str) -> dict:
+        """Rule tofu_metrics' settings: the recipe, the forget split, TOFU's question count."""
+        method, split = self.recipe(model)
+        return {
+            "method": method,
+            "split": split,
+            "forget_evalset": self.tofu_forget_split(model) or None,
+            "max_questions": self.config["tofu_eval"]["ds_size"],
+        }
+
+    def dcue_params(self, model: str) -> dict:
+        """Rule dcue's settings: the recipe and how core spans are found."""
+        method, split = self.recipe(model)
+        dc = self.config["dcue"]
+        return canon(
+            {
+                "method": method,
+                "split": split,
+                "core_model": dc["core_model"],
+                "core_model_revision": dc["core_model_revision"],
+                "core_prompts": {k: dc[k] for k in ("reformulation_prompt", "core_prompt")},
+            }
+        )
 
     # ---- judges -------------------------------------------------------------------------------
     def harm_judge(self, evalset: str) -> dict | None:

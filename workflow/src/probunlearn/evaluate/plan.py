@@ -27,6 +27,8 @@ from pathlib import Path
 import polars as pl
 
 from probunlearn.benchmarks import Benchmark, evaluate_choices
+from probunlearn.dag.design import canon
+from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
 from probunlearn.evaluate.userdata import DataError, has_truth_ratio, read_user_data, score_kind
 from probunlearn.scoring.base import primary
@@ -77,12 +79,21 @@ class Plan:
         d = self.data
         if d.get("benchmark"):
             return load_benchmark(d["benchmark"], d.get("data_dir"))
-        out = {"data": read_user_data(d["file"])}
-        if score_kind(out["data"]) == "requests":  # scored by the harm judge
-            out["data"] = out["data"].with_columns(pl.lit("harmful").alias("kind"))
+        name = self.data_name
+        out = {name: read_user_data(d["file"])}
+        if score_kind(out[name]) == "requests":  # scored by the harm judge
+            out[name] = out[name].with_columns(pl.lit("harmful").alias("kind"))
         if d.get("holdout"):
             out["holdout"] = read_user_data(d["holdout"])
         return out
+
+    @property
+    def data_name(self) -> str:
+        """The name of the user's question set: its file's stem (``forget10.parquet``: forget10,
+        so that the same model on the same set is seeded as in the paper's workflow), or ``data``
+        where the stem is no plain name or is ``holdout``."""
+        stem = Path(self.data.get("file") or "data").stem
+        return stem if NAME.match(stem) and stem not in ("holdout", ".", "..") else "data"
 
     @property
     def benchmark(self) -> Benchmark | None:
@@ -117,14 +128,95 @@ class Plan:
         """Strings an answer is cut at before scoring (the benchmark's: MUSE's knowmem)."""
         return [] if self.benchmark is None else self.benchmark.stops(self.sampled_set)
 
-    def sampling_params(self) -> dict:
+    # ---- the evaluation core (probunlearn.core) -------------------------------------------------
+    SETTING = "sampled"
+    """The one sampling setting of an evaluation (its name in paths and metric rows)."""
+
+    @cached_property
+    def paths(self) -> Paths:
+        """Every artifact's path, laid out as the paper's workflow lays out a run, in ``--out``."""
+        return Paths(".", hub_models=frozenset())
+
+    @property
+    def threads(self) -> int | None:
+        """Threads of a job that runs a model."""
+        return self.ev["threads"]
+
+    def model_pattern(self, rule: str) -> str:
+        """The model wildcard of a core rule: the evaluated models, or every model (evaluate)."""
+        names = self.names("evaluated") if rule != "evaluate" else list(self.models)
+        return "|".join(re.escape(n) for n in names) or "-"
+
+    def model_inputs(self, name: str) -> dict[str, str]:
+        """A model is a checkpoint given by path or hub id, not a file this run makes: its identity
+        (in :meth:`load_params`) reruns its jobs when it changes."""
+        return {}
+
+    def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
         """What changes a sample shard, besides the model (the rule's params)."""
+        return canon(
+            {
+                **self.ev["sampling"],
+                "template": self.template,
+                "max_new_tokens": self.max_new_tokens,
+                "stops": self.stops,
+                **{k: self.ev[k] for k in ("dtype", "device", "threads")},
+            }
+        )
+
+    def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
+        """Every shard of a model's samples."""
+        return [self.paths.samples(model, evalset, setting, k) for k in self.shards()]
+
+    def harm_judge(self, evalset: str) -> dict | None:
+        """The model judge of requests (HarmBench's classifier), else None (the refusal judge)."""
+        judge = self.judge_params()["judge"]
+        return judge if judge is not None and judge["harm"] == "harmbench" else None
+
+    def judge_input(self, evalset: str) -> dict[str, str]:
+        """No judge is an input file: the classifier's path and identity are params."""
+        return {}
+
+    def score_params(self, model: str, evalset: str, setting: str) -> dict:
+        """The score job's settings: the judge, the bounds, no recipe (a user's model)."""
+        return canon({"method": "", "split": "", **self.judge_params(), **self.ev["bounds"]})
+
+    greedy_sets: list[str] = []
+    """The paper's greedy evaluation is not made here (the samples hold every greedy answer)."""
+
+    def evaluate_params(self, name: str) -> dict:
+        """The evaluate (teacher-forcing) job's settings: TOFU's encoding of ``tofu_format`` and
+        lengths, TOFU's own greedy answers on its utility sets where the data has them."""
+        from probunlearn.metrics.tofu import tofu_tags
+
+        return canon(
+            {
+                "method": "",
+                "split": "",
+                "greedy_sets": [],
+                "tofu_sets": self.tofu_gen_sets,
+                "tofu": tofu_tags(self.ev.get("tofu_format", "phi")),
+                "template": self.template,
+                "max_new_tokens": self.max_new_tokens,
+                "batch_size": self.ev["sampling"]["batch_size"],
+                **{k: self.ev[k] for k in ("dtype", "device", "threads")},
+            }
+        )
+
+    def tofu_metrics_params(self, name: str) -> dict:
+        """TOFU's metrics of a model on the sampled set, over TOFU's first 300 questions."""
+        from probunlearn.metrics.tofu import TOFU_LIMITS
+
         return {
-            **self.ev["sampling"],
-            "template": self.template,
-            "max_new_tokens": self.max_new_tokens,
-            "stops": self.stops,
+            "method": "",
+            "split": self.sampled_set,
+            "forget_evalset": self.sampled_set,
+            "max_questions": TOFU_LIMITS["ds_size"],
         }
+
+    def dcue_params(self, name: str) -> dict:
+        """DCUE of a model against the original, on the sampled set against the holdout set."""
+        return {"method": "", "split": self.sampled_set}
 
     @property
     def sampled_set(self) -> str:
@@ -185,6 +277,7 @@ class Plan:
         """Whether DCUE can be computed (an original model and a holdout set)."""
         return self.original is not None and "holdout" in self.sets
 
+    @property
     def logprob_sets(self) -> list[str]:
         """Sets whose teacher-forced log-probabilities every non-sampled job needs."""
         out = []
@@ -196,22 +289,10 @@ class Plan:
             out.append("holdout")
         return out
 
-    def reference_sets(self) -> list[str]:
-        """Sets the reference and original models need log-probabilities on (forget quality: the
-        sampled set; DCUE: it and the holdout set)."""
-        return [self.sampled_set] + (["holdout"] if self.dcue else [])
-
+    @property
     def tofu_gen_sets(self) -> list[str]:
         """Sets answered with TOFU's own greedy decoding (its ROUGE, for model utility)."""
         return list(UTILITY_SETS) if self.tofu else []
-
-    def teacher_models(self) -> list[str]:
-        """Evaluated models that need log-probabilities (all, when a metric uses them)."""
-        return self.names("evaluated") if self.logprob_sets() else []
-
-    def reference_models(self) -> list[str]:
-        """The reference (forget quality) and original (DCUE) models that are used."""
-        return [self.reference] * self.forget_quality + [self.original] * self.dcue
 
     def identity(self, name: str) -> str:
         """The model's identity: its content fingerprint or resolved commit (and its base's)."""
@@ -342,24 +423,34 @@ class Plan:
             "harm_threshold": float(self.data.get("judge_threshold") or 0.5),
         }
 
+    def extra_metrics(self, name: str) -> list[str]:
+        """TOFU's and DCUE's metric files of an evaluated model (what its summary joins)."""
+        out = []
+        if self.tofu or self.forget_quality:
+            out.append(self.paths.metrics(name, "tofu"))
+        if self.dcue:
+            out.append(self.paths.metrics(name, "dcue"))
+        return out
+
     def tofu_inputs(self, name: str) -> dict[str, str]:
         """Inputs of a model's forget quality (with a reference) and model utility (TOFU)."""
-        out = {"forget": f"logprobs/{name}/{self.sampled_set}.parquet"}
+        p, s = self.paths, self.sampled_set
+        out = {"forget": p.logprobs(name, s)}
         if self.forget_quality:
-            out["reference"] = f"logprobs/{self.reference}/{self.sampled_set}.parquet"
+            out["reference"] = p.logprobs(self.reference, s)
         if self.tofu:
-            out.update({s: f"logprobs/{name}/{s}.parquet" for s in UTILITY_SETS})
-            out["greedy"] = f"tofu/{name}/greedy.csv"
+            out.update({u: p.logprobs(name, u) for u in UTILITY_SETS})
+            out["greedy"] = p.metrics(name, "greedy")
         return out
 
     def dcue_inputs(self, name: str) -> dict[str, str]:
         """Inputs of DCUE: the original's and the model's log-probabilities on both sets."""
-        s, o = self.sampled_set, self.original
+        p, s, o = self.paths, self.sampled_set, self.original
         return {
-            "orig_forget": f"logprobs/{o}/{s}.parquet",
-            "unl_forget": f"logprobs/{name}/{s}.parquet",
-            "orig_val": f"logprobs/{o}/holdout.parquet",
-            "unl_val": f"logprobs/{name}/holdout.parquet",
-            "forget_rows": f"sets/{s}.parquet",
-            "val_rows": "sets/holdout.parquet",
+            "orig_forget": p.logprobs(o, s),
+            "unl_forget": p.logprobs(name, s),
+            "orig_val": p.logprobs(o, "holdout"),
+            "unl_val": p.logprobs(name, "holdout"),
+            "forget_rows": p.data(s),
+            "val_rows": p.data("holdout"),
         }

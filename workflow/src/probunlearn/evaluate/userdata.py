@@ -91,7 +91,9 @@ def read_user_data(path: str | os.PathLike) -> pl.DataFrame:
             f"{path}: no column 'question' (columns: {sorted(columns)}); expected 'question' and "
             "optionally 'answer', 'keywords', 'paraphrased_answer', 'perturbed_answer', 'id'"
         )
-    has_answer, has_keywords = "answer" in columns, "keywords" in columns
+    has_answer = "answer" in columns
+    # a keywords column whose every list is empty (the workflow's own author sets) means no keywords
+    has_keywords = any(obj.get("keywords") not in (None, "", []) for _, obj in records)
     rows, seen = [], {}
     for row, obj in records:
         rid = obj.get("id")

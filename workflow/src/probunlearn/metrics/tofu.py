@@ -584,3 +584,27 @@ def tofu_stats_from_logprobs(
         "answer_prob": answer_probability(answer, pert if options else None),
         "truth_ratio_score": truth_ratio_score(tr, forget=role == "forget"),
     }
+
+
+# TOFU's config/eval_everything.yaml: 300 questions a set, 200 tokens, and greedy generation in batches
+# of 30, left-padded: the padded prompt counts towards the 200, so the batch sets each answer's budget
+TOFU_LIMITS = {
+    "ds_size": 300,
+    "max_length": 200,
+    "generation_max_length": 200,
+    "generation_batch_size": 30,
+}
+
+TOFU_TAGS = {
+    # TOFU's own tags (DESIGN §6): the answer tag is part of the scored labels, as in TOFU
+    "phi": {"question_start_tag": "Question: ", "question_end_tag": "\n", "answer_tag": "Answer: "},
+    "llama2": {"question_start_tag": "[INST] ", "question_end_tag": " [/INST]", "answer_tag": ""},
+}
+
+
+def tofu_tags(tofu_format: str) -> dict:
+    """TOFU's encoding of a model family (``phi`` or ``llama2``) with TOFU's lengths: the forget
+    quality and model utility of ``probunlearn evaluate`` are computed exactly as TOFU computes them."""
+    if tofu_format not in TOFU_TAGS:
+        raise ValueError(f"tofu_format {tofu_format!r}: expected one of {sorted(TOFU_TAGS)}")
+    return {**TOFU_TAGS[tofu_format], **TOFU_LIMITS}

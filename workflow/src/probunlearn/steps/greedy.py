@@ -221,7 +221,7 @@ def tofu_answers(
 
 
 def run_evaluation(
-    model_dir: str,
+    model_path: str,
     *,
     greedy_paths: Sequence[str],
     greedy_sets: Sequence[str],
@@ -247,11 +247,11 @@ def run_evaluation(
 ) -> None:
     """Rule evaluate: load one model once; greedy answers, TOFU's own greedy answers (``tofu``: the
     config's ``tofu_eval``, on ``tofu_sets``) and the per-token log-probabilities (with TOFU's encoding
-    when ``tofu`` is given, else the format of ``template``). ``model_dir``: a model directory, a hub id
+    when ``tofu`` is given, else the format of ``template``). ``model_path``: a model directory, a hub id
     (at ``revision``) or a PEFT adapter on ``base``."""
     models.set_threads(threads)
-    tok = models.load_tokenizer(model_dir, revision=revision, base=base)
-    model = models.load_model(model_dir, revision=revision, dtype=dtype, device=device, base=base)
+    tok = models.load_tokenizer(model_path, revision=revision, base=base)
+    model = models.load_model(model_path, revision=revision, dtype=dtype, device=device, base=base)
     extra: list[dict[str, Any]] = []
     if tofu is not None and out_tofu_answers is not None:
         extra = tofu_answers(

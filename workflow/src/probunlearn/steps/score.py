@@ -187,14 +187,16 @@ def run_score(
     *,
     judge: dict | None = None,
     judge_model: str | None = None,
+    judge_identity: str | None = None,
     harm_threshold: float | None = HARM_THRESHOLD,
     **summary: object,
 ) -> None:
     """Rule score: score every sample shard of one (model, eval set, setting), then summarize.
 
     ``judge``: for request sets, ``{"harm": "refusal" | "harmbench", "batch_size": k}``; with harmbench,
-    ``judge_model`` is the classifier's directory. ``harm_threshold``: the decision threshold of the
-    judge's probability (judge.threshold). ``summary`` holds the keyword arguments of
+    ``judge_model`` is the classifier's directory (``judge_identity``, its content's identity, only
+    decides reruns). ``harm_threshold``: the decision threshold of the judge's probability
+    (judge.threshold). ``summary`` holds the keyword arguments of
     :func:`summarize_scores` (model, method, split, evalset, setting, alpha, bins, rho,
     leak_threshold).
     """

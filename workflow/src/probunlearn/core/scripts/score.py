@@ -1,10 +1,9 @@
-"""Rule score: score every sample of one model and bound every prompt."""
+"""Rule score: score the sample shards of one (model, set, setting), bound every prompt."""
 
 from probunlearn.steps.logs import log_to
 from probunlearn.steps.score import run_score
 
 sm = snakemake  # noqa: F821
-judge = {k: v for k, v in sm.params.judge.items() if k != "judge_identity"}
 with log_to(sm.log[0]):
     run_score(
         sample_paths=list(sm.input.samples),
@@ -13,10 +12,8 @@ with log_to(sm.log[0]):
         out_bounds=sm.output.bounds,
         out_metrics=sm.output.metrics,
         model=sm.wildcards.model,
-        method="",
-        split="",
-        evalset=sm.params.evalset,
-        setting="sampled",
-        **judge,
-        **sm.params.bounds,
+        evalset=sm.wildcards.evalset,
+        setting=sm.wildcards.setting,
+        # the judge model: an input of the paper's workflow, a checkpoint path in evaluate's params
+        **{"judge_model": sm.input.get("judge"), **sm.params.score},
     )

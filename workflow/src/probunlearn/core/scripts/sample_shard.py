@@ -4,12 +4,13 @@ from probunlearn.steps.logs import log_to
 from probunlearn.steps.sample import run_sampling_shard
 
 sm = snakemake  # noqa: F821
+load = {k: v for k, v in sm.params.load.items() if k != "identity"}  # identity: reruns only
 with log_to(sm.log[0]):
     run_sampling_shard(
-        model_path=sm.input.model,
         evalset_path=sm.input.evalset,
         out_path=sm.output[0],
         shard=int(sm.wildcards.k),
         seed_key=f"{sm.wildcards.model}/{sm.wildcards.evalset}",
+        **load,
         **sm.params.sampling,
     )

@@ -1,10 +1,9 @@
-"""Rule dcue: distribution-corrected unlearning evaluation of one unlearned model vs the target."""
+"""Rule dcue: distribution-corrected unlearning evaluation of one unlearned model vs the original."""
 
 from probunlearn.steps.dcue import run_dcue
 from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
-method, split = sm.params.recipe
 i = sm.input
 with log_to(sm.log[0]):
     run_dcue(
@@ -16,10 +15,6 @@ with log_to(sm.log[0]):
         val_rows_path=i.val_rows,
         out_csv=sm.output.metrics,
         model_name=sm.wildcards.model,
-        method=method,
-        split=split,
         out_confidences=sm.output.confidences,
-        core_model=sm.params.core_model,
-        core_model_revision=sm.params.core_model_revision,
-        core_prompts=sm.params.core_prompts,
+        **sm.params.run,
     )

@@ -1,0 +1,19 @@
+# probunlearn evaluate: the plan of the run and the functions its rules use (no rules here).
+import os
+
+from probunlearn.dag import canon
+from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime
+from probunlearn.evaluate.plan import Plan
+
+PLAN = Plan(config, fingerprint_cache=".probunlearn/fingerprints.json")
+PLAN.check()
+CORE = PLAN  # the planner of the evaluation core's rules (probunlearn.core)
+EV = config["evaluate"]
+SET = PLAN.sampled_set
+SETTING = PLAN.SETTING
+EVALUATED = PLAN.names("evaluated")
+
+
+def core_env(kind):
+    """Every job of an evaluation runs in the one environment the package ships."""
+    return os.path.join(workflow.basedir, "envs", "probunlearn.yaml")
