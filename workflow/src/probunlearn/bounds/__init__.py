@@ -5,14 +5,26 @@ probability at least ``1 - alpha``. 1-D input (one prompt) gives a float, 2-D (p
 one value per prompt. Pure numpy/scipy; torch is never imported here.
 
 ``per_prompt`` holds the paper's bounds, ``sets`` the bounds beyond the paper (set-level,
-simultaneous, anytime-valid, leak@k); every name is importable from here.
+simultaneous, anytime-valid, leak@k), ``betting`` the variance-adaptive bounds on the mean (fixed
+n and anytime), ``tails`` the Clopper-Pearson general leakage bound on a fixed grid, and
+``differences`` intervals on the difference of two models over the same prompts and Holm's
+procedure; every name is importable from here.
 """
 
+from probunlearn.bounds.betting import (
+    BET_CAP,
+    betting_bounds,
+    betting_confidence_sequence,
+    betting_upper_bound,
+)
+from probunlearn.bounds.differences import Difference, holm, paired_difference
 from probunlearn.bounds.per_prompt import (
     as_scores,
     binary_leakage_bound,
     check_alpha,
+    check_thresholds,
     clopper_pearson_upper,
+    counts_le,
     default_thresholds,
     dkw_epsilon,
     ed_score,
@@ -27,33 +39,55 @@ from probunlearn.bounds.per_prompt import (
     threshold_key,
 )
 from probunlearn.bounds.sets import (
+    MEAN_CS_RHO_SAMPLES,
     anytime_set_level_upper_bound,
     binary_confidence_sequence,
+    binary_upper_confidence_sequence,
     leak_at_k,
     mean_confidence_sequence,
+    normal_mixture_rho,
+    set_leak_at_k_upper,
     set_level_upper_bound,
+    simultaneous_level,
     simultaneous_upper_bounds,
 )
+from probunlearn.bounds.tails import gen_cp_key, general_leakage_bound_cp
 
 __all__ = [
+    "BET_CAP",
+    "MEAN_CS_RHO_SAMPLES",
+    "Difference",
     "as_scores",
     "check_alpha",
+    "check_thresholds",
     "clopper_pearson_upper",
+    "counts_le",
     "anytime_set_level_upper_bound",
+    "betting_bounds",
+    "betting_confidence_sequence",
+    "betting_upper_bound",
     "binary_confidence_sequence",
     "binary_leakage_bound",
+    "binary_upper_confidence_sequence",
     "default_thresholds",
     "dkw_epsilon",
     "ed_score",
     "expectation_bounds",
     "expectation_upper_bound",
+    "gen_cp_key",
     "general_leakage_bound",
+    "general_leakage_bound_cp",
     "grid",
+    "holm",
     "leak_at_k",
     "leak_key",
     "mean_confidence_sequence",
+    "normal_mixture_rho",
+    "paired_difference",
     "samples_needed",
+    "set_leak_at_k_upper",
     "set_level_upper_bound",
+    "simultaneous_level",
     "simultaneous_upper_bounds",
     "std_upper_bound",
     "summarize",

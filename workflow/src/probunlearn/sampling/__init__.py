@@ -7,10 +7,19 @@ the decoding engine (per-sample random numbers, top-p draws, the batched KV-cach
 """
 
 from probunlearn.sampling.sampler import (
+    SEQUENCES,
     answer_text,
+    decision_bounds,
     sample_answers,
     sample_sequential,
     teacher_forced_logprobs,
 )
 
-__all__ = ["answer_text", "sample_answers", "sample_sequential", "teacher_forced_logprobs"]
+__all__ = [
+    "SEQUENCES",
+    "answer_text",
+    "decision_bounds",
+    "sample_answers",
+    "sample_sequential",
+    "teacher_forced_logprobs",
+]
