@@ -78,21 +78,43 @@ def _rows(x: Any, name: str) -> list[FloatArray]:
     ]
 
 
-def _jackknife(x: FloatArray, statistic: str, rho: float) -> tuple[float, FloatArray]:
-    """The statistic of the scores x and its n delete-one values (closed forms)."""
-    n = x.size
-    s1, s2 = x.sum(), (x * x).sum()
-    mean = s1 / n
-    std = math.sqrt(max(s2 / n - mean * mean, 0.0))
+def _jackknife(x: FloatArray, statistic: str, rho: float) -> tuple[FloatArray, FloatArray]:
+    """Per row of x (prompts x n): the statistic and its n delete-one values (closed forms)."""
+    n = x.shape[1]
     if n < 2:
         raise ValueError("the jackknife needs at least 2 samples per prompt")
+    s1, s2 = x.sum(axis=1, keepdims=True), (x * x).sum(axis=1, keepdims=True)
+    mean = s1 / n
+    std = np.sqrt(np.maximum(s2 / n - mean * mean, 0.0))
     m_j = (s1 - x) / (n - 1)
     if statistic == "mean":
-        return mean, m_j
+        return mean[:, 0], m_j
     sd_j = np.sqrt(np.maximum((s2 - x * x) / (n - 1) - m_j * m_j, 0.0))
     if statistic == "std":
-        return std, sd_j
-    return mean + rho * std, m_j + rho * sd_j
+        return std[:, 0], sd_j
+    return (mean + rho * std)[:, 0], m_j + rho * sd_j
+
+
+def _pieces(
+    xa: FloatArray, xb: FloatArray, statistic: str, c: float, rho: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per prompt (rows of xa and xb, each side of one n): plug-in difference, bias-corrected
+    difference and the jackknife variance of the difference (paired when the n are equal)."""
+    ta, ja = _jackknife(xa, statistic, rho)
+    tb, jb = _jackknife(xb, statistic, rho)
+    na, nb = xa.shape[1], xb.shape[1]
+    plain = ta - c * tb
+    bias = (na - 1) * (ja.mean(axis=1) - ta) - c * (nb - 1) * (jb.mean(axis=1) - tb)
+
+    def jack_var(j: FloatArray) -> FloatArray:
+        k = j.shape[1]
+        return (k - 1) / k * ((j - j.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+
+    if na == nb:
+        var = jack_var(ja - c * jb)
+    else:
+        var = (np.sqrt(jack_var(ja)) + abs(c) * np.sqrt(jack_var(jb))) ** 2
+    return plain, plain - bias, var
 
 
 def paired_difference(
@@ -119,24 +141,13 @@ def paired_difference(
         raise ValueError(f"a has {len(ra)} prompts and b has {len(rb)}: pair the same prompts")
     c = float(scale_b)
     m = len(ra)
-    plain = np.empty(m)
-    corrected = np.empty(m)
-    var = np.empty(m)
-    for i, (xa, xb) in enumerate(zip(ra, rb, strict=True)):
-        ta, ja = _jackknife(xa, statistic, rho)
-        tb, jb = _jackknife(xb, statistic, rho)
-        plain[i] = ta - c * tb
-        na, nb = xa.size, xb.size
-        bias_a = (na - 1) * (ja.mean() - ta)
-        bias_b = (nb - 1) * (jb.mean() - tb)
-        corrected[i] = plain[i] - (bias_a - c * bias_b)
-        if na == nb:
-            d = ja - c * jb
-            var[i] = (na - 1) / na * float(((d - d.mean()) ** 2).sum())
-        else:
-            va = (na - 1) / na * float(((ja - ja.mean()) ** 2).sum())
-            vb = (nb - 1) / nb * float(((jb - jb.mean()) ** 2).sum())
-            var[i] = (math.sqrt(va) + abs(c) * math.sqrt(vb)) ** 2
+    if len({r.size for r in ra}) == 1 and len({r.size for r in rb}) == 1:  # one vectorised call
+        plain, corrected, var = _pieces(np.stack(ra), np.stack(rb), statistic, c, rho)
+    else:
+        parts = [
+            _pieces(xa[None], xb[None], statistic, c, rho) for xa, xb in zip(ra, rb, strict=True)
+        ]
+        plain, corrected, var = (np.concatenate(v) for v in zip(*parts, strict=True))
     se = math.sqrt(float(var.sum())) / m
     centre = float(corrected.mean())
     half = float(-ndtri(al / 2.0)) * se
