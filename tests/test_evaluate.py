@@ -591,3 +591,39 @@ def test_tofu_settings_of_evaluate_are_the_paper_presets(fmt, root):
         assert {k: tags[k] for k in ("question_start_tag", "question_end_tag", "answer_tag")} == {
             k: paper[k] for k in ("question_start_tag", "question_end_tag", "answer_tag")
         }
+
+
+def test_comparison_with_the_original_uses_the_claims_intervals():
+    from probunlearn.evaluate.summary import COMPARISON_COLUMNS, comparison_rows
+
+    rng = np.random.default_rng(0)
+
+    def scores(p: float) -> pl.DataFrame:
+        x = np.where(rng.random((6, 64)) < p, rng.uniform(0.3, 1, (6, 64)), 0.0)
+        rows = [
+            {"id": f"q{i}", "sample": j, "greedy": False, "rougeL_recall": float(v)}
+            for i, r in enumerate(x)
+            for j, v in enumerate(r)
+        ]
+        rows += [
+            {"id": f"q{i}", "sample": -1, "greedy": True, "rougeL_recall": 0.0} for i in range(6)
+        ]
+        return pl.DataFrame(rows)
+
+    orig, unl = scores(0.8), scores(0.05)
+    t = comparison_rows("orig", orig, {"mine": unl}, 0.01)
+    assert t.columns == COMPARISON_COLUMNS and t["statistic"].to_list() == ["mean", "std", "ed"]
+    mean = t.row(0, named=True)
+    a = [
+        np.array(g.sort("sample")["rougeL_recall"])
+        for _, g in unl.filter(~pl.col("greedy")).sort("id").group_by("id", maintain_order=True)
+    ]
+    b = [
+        np.array(g.sort("sample")["rougeL_recall"])
+        for _, g in orig.filter(~pl.col("greedy")).sort("id").group_by("id", maintain_order=True)
+    ]
+    d = bounds.paired_difference(a, b, "mean", 0.01)
+    assert (mean["estimate"], mean["lower"], mean["upper"]) == pytest.approx(
+        (d.estimate, d.lower, d.upper)
+    )
+    assert mean["upper"] < 0 and mean["p_value"] < 0.01  # unlearning lowered the mean

@@ -1,15 +1,17 @@
 """Rule sample_shard: greedy answer and n samples for one chunk of prompts."""
 
 from probunlearn.steps.logs import log_to
-from probunlearn.steps.sample import run_sampling_shard
+from probunlearn.steps.sample import run_sample_shard_rule
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    run_sampling_shard(
+    run_sample_shard_rule(
+        model=sm.wildcards.model,
+        evalset=sm.wildcards.evalset,
+        setting=sm.wildcards.setting,
         model_path=sm.input.model,
         evalset_path=sm.input.evalset,
         out_path=sm.output[0],
         shard=int(sm.wildcards.k),
-        seed_key=f"{sm.wildcards.model}/{sm.wildcards.evalset}",
         **sm.params.sampling,
     )

@@ -421,9 +421,12 @@ class Design:
         chosen = self.sampling_setting(setting)
         seq = self.sequential_params(setting)
         stops = self.stops(evalset)
+        # only when not the default: the default's params (and so its samples) stay as they were
+        rn = s.get("random_numbers", "common")
         return canon(
             ({} if seq is None else {"sequential": canon(seq)})
             | ({"stops": stops} if stops else {})
+            | ({"random_numbers": rn} if rn != "common" else {})
             | {
                 "n": chosen["n"],
                 "temperature": chosen["temperature"],

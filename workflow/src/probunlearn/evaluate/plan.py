@@ -187,6 +187,11 @@ class Plan:
         orig = self.names("original")
         return orig[0] if orig else None
 
+    def sampled_models(self) -> list[str]:
+        """Models that are sampled and scored: the evaluated ones, and the original (if given),
+        which every evaluated model is compared with (``comparison.csv``)."""
+        return self.names("evaluated") + ([self.original] if self.original else [])
+
     @property
     def forget_quality(self) -> bool:
         """Whether forget quality can be computed (a reference and truth-ratio columns)."""
