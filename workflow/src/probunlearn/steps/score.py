@@ -166,7 +166,7 @@ def summarize_scores(
         "evalset": evalset,
         "setting": setting,
     }
-    rows, tables = [], []
+    rows, tables, added = [], [], []
     for col in (c for c in SCORE_COLUMNS if c in scores.columns):
         ids, mat, greedy = score_matrix(scores, col)
         decision = col in BINARY
@@ -182,14 +182,17 @@ def summarize_scores(
         )
         sets = _set_level(mat, alpha, decision, leak_threshold, bins)
         adaptive = adaptive_columns(mat, alpha)
+        columns = sets.pop("columns")
+        old_cols = {k: v for k, v in columns.items() if not k.endswith("_sidak")}
         tables.append(
             summary.with_columns(
                 pl.Series("id", ids),
                 pl.lit(col).alias("score"),
-                *(pl.Series(k, v) for k, v in sets.pop("columns").items()),
-                *(pl.Series(k, v) for k, v in adaptive.items()),
+                *(pl.Series(k, v) for k, v in old_cols.items()),
             ).select("id", "score", pl.exclude("id", "score"))
         )
+        new_cols = {k: v for k, v in columns.items() if k not in old_cols} | adaptive
+        added.append(pl.DataFrame(new_cols))
         means = {
             "greedy": float(greedy.mean()),
             "sampled_mean": float(summary["mean"].mean()),
@@ -236,7 +239,12 @@ def summarize_scores(
         if "m_mu" in names:  # the betting bound beside M_mu, for the scores that report M_mu
             names["m_mu_bet"] = f"m_mu_bet_{col}"
         rows += [{**base, "metric": name, "value": means[key]} for key, name in names.items()]
-    write_parquet(pl.concat(tables, how="diagonal_relaxed"), out_bounds)
+    # the columns of before first, in their order; the new ones (issue 42) after them
+    table = pl.concat(
+        [pl.concat(tables, how="diagonal_relaxed"), pl.concat(added, how="diagonal_relaxed")],
+        how="horizontal",
+    )
+    write_parquet(table, out_bounds)
     write_metrics(rows, out_metrics)
 
 
