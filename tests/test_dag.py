@@ -15,7 +15,7 @@ import pytest
 
 from probunlearn.config import effective_config, load_yaml, validate_config
 from probunlearn.dag import Design, Paths, check_config, parse_unlearned, unlearned_name
-from probunlearn.dag.naming import METHOD_LABELS, UNLEARNED_PATTERN, model_recipe, retain_split
+from probunlearn.dag.naming import UNLEARNED_PATTERN, method_labels, model_recipe, retain_split
 
 SCORES = re.compile(
     r"results/(?P<run>[^/]+)/scores/(?P<model>[^/]+)/(?P<evalset>[^/]+)/(?P<setting>[^/]+)\.parquet"
@@ -101,13 +101,13 @@ def test_rules_use_only_names_the_design_and_paths_have(root, mini):
 def test_table1_rows_are_the_methods_they_name(mini):
     t1 = mini.config["unlearning"]["table1"]
     scores = mini.table1_scores()
-    assert set(scores) == {METHOD_LABELS[m] for m in t1["methods"]} | {"Ours"}
+    assert set(scores) == {method_labels()[m] for m in t1["methods"]} | {"Ours"}
     for label, path in scores.items():
         model, evalset, setting = model_of_scores(path)
         method = (
             "npo_eo"
             if label == "Ours"
-            else next(m for m, lab in METHOD_LABELS.items() if lab == label)
+            else next(m for m, lab in method_labels().items() if lab == label)
         )
         rec = parse_unlearned(model)
         assert rec["method"] == method and evalset == t1["split"]

@@ -59,7 +59,7 @@ def _tokenizer(texts: list[str]):
 
 
 def test_chunks_are_muses_windows_with_bos_and_the_last_rotated():
-    from probunlearn.benchmarks.muse_news.corpus import chunk_corpus
+    from probunlearn.data.qa import chunk_corpus
 
     tok = _tokenizer(["alpha beta gamma delta epsilon"] * 20)
     texts = ["alpha beta gamma", "delta epsilon alpha beta"]
@@ -263,7 +263,8 @@ def test_muse_preset_runs_end_to_end(root, default_config, tmp_path, muse_dir, m
 def test_unlearning_on_chunks_counts_muses_chunks(tmp_path):
     """GA on a corpus: one step per batch of MUSE chunks, a constant learning rate, the model moved;
     IDK (refusal answers to questions) refuses a corpus."""
-    from probunlearn.benchmarks.muse_news.corpus import chunk_corpus, corpus_rows
+    from probunlearn.benchmarks.muse_news.corpus import corpus_rows
+    from probunlearn.data.qa import chunk_corpus
     from probunlearn.unlearning import unlearn
 
     articles = _stand_in_corpus(6, "forget")

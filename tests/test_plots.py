@@ -275,7 +275,7 @@ def test_fig3ef_draws_each_method_in_its_colour_and_names_it(tmp_path, monkeypat
     assert len(drawn) == 2
     for panel in drawn:
         # NPO in NPO's colour, not in the colour of "Ours"; every legend entry names the method
-        assert {c for _, c in panel["lines"]} == {figures.METHOD_COLORS["NPO"]}
+        assert {c for _, c in panel["lines"]} == {figures.method_colors()["NPO"]}
         assert panel["legend"] and all(t.startswith("NPO: ") for t in panel["legend"])
     assert pl.read_csv(tmp_path / "t.csv")["method"].unique().to_list() == ["NPO"]
     drawn.clear()
@@ -287,8 +287,8 @@ def test_fig3ef_draws_each_method_in_its_colour_and_names_it(tmp_path, monkeypat
         ALPHA,
     )
     colours = dict(drawn[0]["lines"])
-    assert colours["Ours: sample mean μ"] == figures.METHOD_COLORS["Ours"]
-    assert colours["GA: sample mean μ"] == figures.METHOD_COLORS["GA"]
+    assert colours["Ours: sample mean μ"] == figures.method_colors()["Ours"]
+    assert colours["GA: sample mean μ"] == figures.method_colors()["GA"]
 
 
 def test_fig4_fig5_csvs(out: Path) -> None:

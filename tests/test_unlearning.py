@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 
 from probunlearn import models, unlearning
 from probunlearn.data import qa
+from probunlearn.methods import rmu
 from probunlearn.unlearning import losses
 
 ARCH = dict(hidden_size=32, intermediate_size=64, num_layers=2, num_heads=2, max_positions=128)
@@ -173,20 +174,20 @@ def test_rmu_parameter_names():
     tok = models.train_tokenizer(["a b c d"], 280)
     model = models.tiny_llama(len(tok), ARCH, seed=0, tokenizer=tok)
     assert len(unlearning.decoder_layers(model)) == 2
-    names = unlearning.rmu_parameter_names(model, [1])
+    names = rmu.rmu_parameter_names(model, [1])
     assert names and all(n.startswith("model.layers.1.mlp.") for n in names)
     assert {n.rsplit(".", 2)[-2] for n in names} == {"gate_proj", "up_proj", "down_proj"}
-    assert unlearning.rmu_parameter_names(model, [0, 1], "down") == [
+    assert rmu.rmu_parameter_names(model, [0, 1], "down") == [
         "model.layers.0.mlp.down_proj.weight",
         "model.layers.1.mlp.down_proj.weight",
     ]
     with pytest.raises(ValueError, match="rmu_weights"):
-        unlearning.rmu_parameter_names(model, [1], "attn")
+        rmu.rmu_parameter_names(model, [1], "attn")
     from transformers import PhiConfig, PhiForCausalLM
 
     cfg = dict(hidden_size=16, intermediate_size=32, num_attention_heads=2, num_hidden_layers=2)
     phi = PhiForCausalLM(PhiConfig(vocab_size=len(tok), **cfg))
-    assert unlearning.rmu_parameter_names(phi, [1], "down") == ["model.layers.1.mlp.fc2.weight"]
+    assert rmu.rmu_parameter_names(phi, [1], "down") == ["model.layers.1.mlp.fc2.weight"]
 
 
 def test_jsonl_log(qa_target, tmp_path):
@@ -199,7 +200,10 @@ def test_jsonl_log(qa_target, tmp_path):
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        (dict(method="kto"), r"method must be one of \['ga', 'gd', 'npo', 'npo_eo', 'rmu', 'idk'"),
+        (
+            dict(method="kto"),
+            r"unknown unlearning method 'kto'; expected one of \['dpo', 'ga', 'gd', 'idk'",
+        ),
         (dict(method="npo", lambda_f=-0.1), "lambda_f"),
         (dict(method="npo", lambda_r=0.1), "lambda_r"),
         (dict(method="ga", lr=0.0), "lr"),

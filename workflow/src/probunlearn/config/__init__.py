@@ -36,10 +36,73 @@ def _where(error: jsonschema.ValidationError) -> str:
     return path or "<top level>"
 
 
+def _registry_choices(kind: str, where: str | None) -> list[str]:
+    """The names a registry offers, optionally only those whose attribute ``where`` holds
+    (``not needs_refusals``: those whose attribute is false)."""
+    from probunlearn import methods, scoring
+
+    registries = {"methods": methods.METHODS, "scorers": scoring.SCORERS}
+    if kind not in registries:
+        raise ValueError(f"schema: unknown registry {kind!r} in x-registry")
+    negate = where is not None and where.startswith("not ")
+    attr = where[4:] if negate else where
+    return [e.name for e in registries[kind] if attr is None or bool(getattr(e, attr)) != negate]
+
+
+def complete_schema(node: Any) -> Any:
+    """The config schema with the registries' choices filled in where it says so: ``x-registry:
+    KIND`` (with ``x-where: ATTR`` or ``not ATTR``) adds the registry's names as an enum,
+    ``x-method-settings`` adds every method's own settings to ``unlearning.hparams``, and
+    ``x-method-overrides: [keys]`` makes ``unlearning.overrides`` one mapping per method with those
+    keys and the method's own settings."""
+    if isinstance(node, list):
+        return [complete_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: complete_schema(v) for k, v in node.items()}
+    if "x-registry" in out:
+        out["enum"] = _registry_choices(out["x-registry"], out.get("x-where"))
+    if out.get("x-method-settings"):
+        from probunlearn import methods
+
+        out["properties"] = {**out.get("properties", {}), **methods.settings_schema()}
+    props = out.get("properties")
+    if isinstance(props, dict):
+        for key, child in props.items():
+            if isinstance(child, dict) and "x-method-overrides" in child:
+                props[key] = _method_overrides(child, props[child["x-method-overrides-of"]])
+    return out
+
+
+def _method_overrides(node: dict, hparams: dict) -> dict:
+    """``unlearning.overrides``: per method, the keys ``x-method-overrides`` names (typed as in
+    ``hparams``, the node ``x-method-overrides-of`` names) and the method's own settings."""
+    from probunlearn import methods
+
+    schemas = hparams["properties"]
+    shared = {k: schemas[k] for k in node["x-method-overrides"]}
+    return {
+        **node,
+        "properties": {
+            m.name: {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {**shared, **{k: schemas[k] for k in m.settings}},
+            }
+            for m in methods.METHODS
+        },
+    }
+
+
+def load_schema(schema_path: str | os.PathLike) -> dict[str, Any]:
+    """The config schema file, completed with the registries' choices (:func:`complete_schema`)."""
+    with open(schema_path) as fh:
+        return complete_schema(yaml.safe_load(fh))
+
+
 def validate_config(config: dict[str, Any], schema_path: str | os.PathLike) -> None:
     """Raise ConfigError naming each key that is unknown, mistyped, missing or out of range."""
-    with open(schema_path) as fh:
-        schema = yaml.safe_load(fh)
+    schema = load_schema(schema_path)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if not errors:

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 
+from probunlearn import methods
 from probunlearn.dag.naming import (
-    METHOD_LABELS,
+    method_labels,
     model_recipe,
     parse_unlearned,
     unlearned_name,
@@ -296,7 +297,8 @@ class Design:
             return {}
         t1 = self.table1_models()
         out = {"target": "target"}
-        out |= {METHOD_LABELS[m]: t1[m] for m in ("npo", "npo_eo") if m in t1}
+        labels = method_labels()
+        out |= {labels[m]: t1[m] for m in ("npo", "npo_eo") if m in t1}
         return out
 
     @cached_property
@@ -309,10 +311,15 @@ class Design:
         return model_recipe(model, self.hub_models)
 
     def unlearn_hparams(self, model: str) -> dict:
-        """Shared unlearning hparams with the method's overrides applied, and the LoRA settings
-        when unlearning.lora is on (absent when off, so the params of a full run do not change)."""
+        """The unlearning settings of a model: the shared ones and the method's own (other methods'
+        settings left out, so changing them retrains nothing here), with the method's overrides
+        applied, and the LoRA settings when unlearning.lora is on (absent when off, so the params of
+        a full run do not change)."""
         recipe = parse_unlearned(model)
-        out = {**self.ul["hparams"], **self.ul["overrides"].get(recipe["method"], {})}
+        spec = methods.method(recipe["method"])
+        others = set(methods.settings_schema()) - set(spec.settings)
+        merged = {**self.ul["hparams"], **self.ul["overrides"].get(recipe["method"], {})}
+        out = {k: v for k, v in merged.items() if k not in others}
         if self.ul.get("lora"):
             out["lora"] = canon(self.ul["lora"])
         if self.ul.get("gradient_checkpointing"):  # only when on: a run without it keeps its params
@@ -322,8 +329,8 @@ class Design:
         return canon(out)
 
     def refusal_inputs(self, model: str) -> dict[str, str]:
-        """The refusal answers of an IDK or DPO model (rule refusals), else nothing."""
-        if parse_unlearned(model)["method"] in ("idk", "dpo"):
+        """The refusal answers of a method trained on them (rule refusals), else nothing."""
+        if methods.method(parse_unlearned(model)["method"]).needs_refusals:
             return {"refusals": self.paths.data("refusals")}
         return {}
 
@@ -573,7 +580,8 @@ class Design:
     def table1_scores(self) -> dict[str, str]:
         """Label -> scores of Table 1's rows (Ours: NPO+EO sampled with adaptive temperature)."""
         t1, split = self.table1_models(), self.t1["split"]
-        out = {METHOD_LABELS[m]: self.paths.scores(t1[m], split, "main") for m in t1}
+        labels = method_labels()
+        out = {labels[m]: self.paths.scores(t1[m], split, "main") for m in t1}
         if "npo_eo" in t1:
             out["Ours"] = self.paths.scores(t1["npo_eo"], split, "ats")
         return out

@@ -11,29 +11,25 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
+from probunlearn import methods
 from probunlearn.data.evalsets import CORPUS_RETAIN, RETAIN_OF
-
-METHOD_LABELS = {
-    "rmu": "RMU",
-    "gd": "GD",
-    "ga": "GA",
-    "npo": "NPO",
-    "npo_eo": "NPO+EO",
-    "idk": "IDK",
-    "dpo": "DPO",
-    "simnpo": "SimNPO",
-}
-"""Unlearning method -> its label in the paper's tables."""
 
 UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga|news)-f[0-9.e+-]+-r[0-9.e+-]+"
 """Regular expression of an unlearned model's name (the rules' wildcard constraint)."""
 _NAME = re.compile(r"([a-z_]+)-([a-z0-9]+)-f([0-9.e+-]+)-r([0-9.e+-]+)")
 
 
+def method_labels() -> dict[str, str]:
+    """Unlearning method -> its label in the paper's tables (from the method registry)."""
+    return methods.labels()
+
+
 def unlearned_name(method: str, split: str, lambda_f: float = 0.0, lambda_r: float = 0.0) -> str:
-    """The model name of a recipe; NPO+EO with both lambdas 0 is plain NPO, and is named so."""
-    if method == "npo_eo" and lambda_f == 0 and lambda_r == 0:
-        method = "npo"
+    """The model name of a recipe; a method that is another one without its entropy terms (NPO+EO:
+    NPO) is named as that one when both lambdas are 0."""
+    plain = methods.method(method).plain
+    if plain is not None and lambda_f == 0 and lambda_r == 0:
+        method = plain
     return f"{method}-{split}-f{lambda_f:g}-r{lambda_r:g}"
 
 

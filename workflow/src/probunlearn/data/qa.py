@@ -148,3 +148,22 @@ def token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Te
     logp = torch.log_softmax(lg.float(), dim=-1)
     tok = logp.gather(-1, lab.clamp_min(0).unsqueeze(-1)).squeeze(-1)
     return tok * mask, mask
+
+
+def chunk_corpus(tokenizer, texts: Sequence[str], max_len: int) -> list[list[int]]:
+    """A raw-text corpus as training chunks, as MUSE's ``DefaultDataset`` cuts it: the texts joined
+    by blank lines and tokenised without special tokens, then windows of ``max_len - 1`` tokens, each
+    with BOS in front; the last window is filled up to ``max_len`` with the first one's tokens."""
+    if max_len < 2:
+        raise ValueError(f"max_len must be >= 2, got {max_len}")
+    bos = tokenizer.bos_token_id
+    if bos is None:
+        raise ValueError("a corpus's chunks start with BOS, and the tokenizer has no bos_token_id")
+    tokens = tokenizer("\n\n".join(texts), add_special_tokens=False)["input_ids"]
+    if not tokens:
+        raise ValueError("the corpus has no tokens")
+    step = max_len - 1
+    chunks = [[bos, *tokens[i : i + step]] for i in range(0, len(tokens), step)]
+    if len(chunks[-1]) < max_len:
+        chunks[-1] = (chunks[-1] + chunks[0])[:max_len]
+    return chunks

@@ -1,5 +1,8 @@
 """Per-sample scores in [0, 1] for sampled answers, and the diversity of a set of samples.
 
+:data:`SCORERS` registers every per-sample scorer (:mod:`~probunlearn.scoring.base`): the scoring
+step, the metric names and the evaluate summary are read from it.
+
 Every function takes the n sampled answers of many prompts at once (one entry per sample) and returns
 one score per sample, except :func:`self_bleu` / :func:`diversity`, which summarise the samples of ONE
 prompt. Sampled answers repeat a lot, so every function works on distinct inputs only and scatters the
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from probunlearn.scoring.base import SCORERS, Context, Scorer, scorer, scorers
 from probunlearn.scoring.keywords import keyword_leak
 from probunlearn.scoring.refusal import (
     DEFAULT_REFUSAL_PHRASES,
@@ -47,7 +51,12 @@ from probunlearn.scoring.rouge import rouge_l, rouge_tokenize
 from probunlearn.scoring.self_bleu import diversity, self_bleu, self_bleu_scores
 
 __all__ = [
+    "SCORERS",
+    "Context",
     "DEFAULT_REFUSAL_PHRASES",
+    "Scorer",
+    "scorer",
+    "scorers",
     "EXTENDED_REFUSAL_PHRASES",
     "JBB_REFUSAL_PREFIXES",
     "diversity",

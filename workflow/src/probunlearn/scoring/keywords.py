@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from probunlearn.scoring.base import BINARY_METRICS, SCORERS, Context, Scorer
 from probunlearn.scoring.phrases import compile_phrases, normalise_quotes
 from probunlearn.scoring.validate import check_same_length, check_texts
 
@@ -52,3 +53,23 @@ def keyword_leak(texts: Sequence[str], keywords: Sequence[Sequence[str]]) -> np.
             results[key] = hit
         out[i] = hit
     return out
+
+
+class KeywordLeak(Scorer):
+    """1 where a sample contains one of its row's keywords (Harry-Potter-Q&A style), else 0."""
+
+    name = "keyword_leak"
+    binary = True
+    needs = ("keywords",)
+    metrics = BINARY_METRICS
+    order = 20
+    sequential = True
+
+    def applies(self, rows: Any) -> bool:
+        return bool(rows["keywords"].list.len().gt(0).any())
+
+    def score(self, texts: list[str], rows: Any, context: Context) -> np.ndarray:
+        return np.asarray(keyword_leak(texts, rows["keywords"].to_list()), dtype=np.float64)
+
+
+SCORERS.register(KeywordLeak())

@@ -10,10 +10,12 @@ import os
 import sys
 import types
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from rouge_score import tokenize as _rouge_tokenize
 
+from probunlearn.scoring.base import CONTINUOUS_METRICS, SCORERS, Context, Scorer
 from probunlearn.scoring.validate import check_same_length, check_texts
 
 
@@ -172,3 +174,23 @@ def rouge_l(
         denom = precision + recall
         distinct = np.divide(2 * precision * recall, denom, out=np.zeros(n_pairs), where=denom > 0)
     return distinct[inverse]
+
+
+class RougeLRecall(Scorer):
+    """ROUGE-L recall of each sample against its row's reference answer (rouge_score, stemming on)."""
+
+    name = "rougeL_recall"
+    binary = False
+    needs = ("answer",)
+    metrics = CONTINUOUS_METRICS
+    order = 10
+    sequential = True
+
+    def applies(self, rows: Any) -> bool:
+        return bool(rows["answer"].str.len_chars().gt(0).any())
+
+    def score(self, texts: list[str], rows: Any, context: Context) -> np.ndarray:
+        return np.asarray(rouge_l(texts, rows["answer"].to_list()), dtype=np.float64)
+
+
+SCORERS.register(RougeLRecall())

@@ -107,24 +107,23 @@ def run_sampling_shard(
 
 
 def _sample_shard_sequential(model, tokenizer, rows, ids, sequential: dict, kw: dict):
-    """A sequential setting's shard: :func:`sample_sequential` scored by ROUGE-L recall or keywords."""
-    from probunlearn import scoring
+    """A sequential setting's shard: :func:`sample_sequential`, deciding on a scorer that allows it
+    (``sequential`` of :class:`probunlearn.scoring.Scorer`: ROUGE-L recall, keyword leak)."""
+    from probunlearn.scoring import Context, scorer
 
     if kw.get("adaptive_threshold") is not None:
         raise ValueError("a sequential sampling setting cannot use adaptive temperature")
-    name = sequential["score"]
-    if name == "rougeL_recall":
-        refs = rows["answer"].to_list()
+    spec = scorer(sequential["score"])
+    if not spec.sequential:
+        raise ValueError(
+            f"sequential score {spec.name!r} cannot decide a sequential setting (it needs a model "
+            "judge or is not cheap): choose a scorer with sequential = True"
+        )
+    context = Context()
 
-        def score(texts, idx):
-            return np.asarray(scoring.rouge_l(texts, [refs[i] for i in idx]))
-    elif name == "keyword_leak":
-        kws = rows["keywords"].to_list()
+    def score(texts, idx):
+        return np.asarray(spec.score(texts, rows[[int(i) for i in idx]], context), dtype=float)
 
-        def score(texts, idx):
-            return np.asarray(scoring.keyword_leak(texts, [kws[i] for i in idx]), dtype=float)
-    else:
-        raise ValueError(f"sequential score must be rougeL_recall or keyword_leak, got {name!r}")
     samples, _ = sample_sequential(
         model,
         tokenizer,

@@ -23,16 +23,14 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from probunlearn import models, training
+from probunlearn import methods, models, training
 from probunlearn.data import qa
+from probunlearn.methods import Method, Step
 from probunlearn.models.native import llama
 from probunlearn.storage.atomic import atomic_write
 from probunlearn.training import optim
 from probunlearn.unlearning import losses
 
-METHODS = ("ga", "gd", "npo", "npo_eo", "rmu", "idk", "dpo", "simnpo")
-REFUSAL_METHODS = ("idk", "dpo")
-"""Methods trained towards refusal answers (``refusals``)."""
 LOG_COLUMNS = (
     "epoch",
     "forget_confidence",
@@ -68,50 +66,6 @@ def decoder_layers(model: nn.Module) -> nn.ModuleList:
     raise ValueError(f"cannot find the decoder layers of {type(model).__name__}")
 
 
-RMU_WEIGHTS = ("mlp", "down")
-MLP_OUT = ("down_proj", "fc2", "c_proj")  # the MLP's output projection: Llama/Mistral, Phi, GPT-2
-
-
-def rmu_parameter_names(model: nn.Module, layers: Sequence[int], weights: str = "mlp") -> list[str]:
-    """Names (as in ``model.named_parameters()``) of the weights RMU trains in the given decoder
-    layers: ``"mlp"`` every parameter of their MLP, ``"down"`` only the weight of the MLP's output
-    projection (WMDP's ``param_ids=6`` on Zephyr, ``mlp.down_proj.weight``; Phi's ``fc2``)."""
-    if weights not in RMU_WEIGHTS:
-        raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {weights!r}")
-    blocks = decoder_layers(model)
-    wanted: set[int] = set()
-    for i in layers:
-        mlp = getattr(blocks[i], "mlp", None)
-        if mlp is None:
-            raise ValueError(f"decoder layer {i} of {type(model).__name__} has no .mlp")
-        if weights == "mlp":
-            wanted |= {id(p) for p in mlp.parameters()}
-            continue
-        out = next((getattr(mlp, n) for n in MLP_OUT if hasattr(mlp, n)), None)
-        if out is None:
-            raise ValueError(
-                f"the MLP of decoder layer {i} of {type(model).__name__} has none of {list(MLP_OUT)}"
-            )
-        wanted.add(id(out.weight))
-    return [n for n, p in model.named_parameters() if id(p) in wanted]
-
-
-def rmu_layers(layer: int, params: Sequence[int] | None, span: int | None) -> list[int]:
-    """The decoder layers RMU trains: ``params`` if given, else the ``span`` layers up to and
-    including ``layer`` (WMDP: 3, layers ℓ-2..ℓ), else every layer ``0..layer``."""
-    if params is not None:
-        chosen = [int(i) for i in params]
-    elif span is not None:  # unlearn() checks span >= 1 before anything runs
-        chosen = list(range(max(0, layer - int(span) + 1), layer + 1))
-    else:
-        chosen = list(range(layer + 1))
-    if not chosen or any(not 0 <= i <= layer for i in chosen):
-        raise ValueError(
-            f"rmu_params must be non-empty layer indices in [0, {layer}], got {params}"
-        )
-    return chosen
-
-
 def retain_pairs(
     n_forget: int, n_retain: int, how: str, gen: torch.Generator
 ) -> torch.Tensor | None:
@@ -123,26 +77,6 @@ def retain_pairs(
     if how == "cyclic":
         return torch.arange(n_forget) % n_retain
     return torch.randint(n_retain, (n_forget,), generator=gen)
-
-
-class _LayerTap:
-    """Forward hook that keeps the output (hidden states) of one decoder layer."""
-
-    def __init__(self, layer: nn.Module) -> None:
-        self.out: torch.Tensor | None = None
-        self.handle = layer.register_forward_hook(self._hook)
-
-    def _hook(self, module: nn.Module, args: Any, output: Any) -> None:
-        self.out = output[0] if isinstance(output, tuple) else output
-
-    def pop(self) -> torch.Tensor:
-        out, self.out = self.out, None
-        if out is None:
-            raise RuntimeError("the RMU layer hook did not fire")
-        return out
-
-    def remove(self) -> None:
-        self.handle.remove()
 
 
 class _AdapterDisabled(nn.Module):
@@ -192,96 +126,54 @@ def add_lora(model: nn.Module, lora: dict, layers: Sequence[int] | None = None) 
 
 @dataclass
 class _Objective:
-    method: str  # ga, gd, npo, rmu, idk, dpo, simnpo
-    beta: float
-    retain_weight: float
+    """A method's loss on one (forget, retain) batch pair, plus the entropy terms of the recipe."""
+
+    method: Method
+    settings: dict
     lambda_f: float
     lambda_r: float
     ref: nn.Module | None = None
-    control: torch.Tensor | None = None
-    rmu_alpha: float = 0.0
-    tap: _LayerTap | None = None
-    ref_tap: _LayerTap | None = None
-    gamma: float = 0.0
+    state: Any = None
+    tap: Any = None
+    ref_tap: Any = None
 
     def needs_retain(self) -> bool:
-        """Whether the loss itself uses the retain batch (DPO's does not, as in TOFU)."""
-        if self.lambda_r != 0:
-            return True
-        if self.method == "idk":
-            return True
-        if self.method in ("gd", "npo", "simnpo"):
-            return self.retain_weight != 0
-        return self.method == "rmu" and self.rmu_alpha != 0
+        """Whether the loss uses the retain batch (the method's, or the retain entropy term)."""
+        return self.lambda_r != 0 or self.method.uses_retain(self.settings)
 
-    def _forward(self, model: nn.Module, batch: dict, tap: _LayerTap | None):
+    @staticmethod
+    def _forward(model: nn.Module, batch: dict, tap: Any):
         out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
         return out.logits, (tap.pop() if tap is not None else None)
 
     def __call__(
         self, model: nn.Module, fb: dict, rb: dict | None, with_retain: bool, ib: dict | None = None
     ) -> tuple[torch.Tensor, dict]:
-        """The loss on one (forget, retain) batch pair, and the logits/hidden states it used;
-        ``ib``: the forget questions with refusal answers (IDK, DPO)."""
+        """The loss on one (forget, retain) batch pair, and the logits it used; ``ib``: the forget
+        questions with refusal answers (methods that need refusals)."""
         f_logits, f_h = self._forward(model, fb, self.tap)
         r_logits = r_h = None
         if rb is not None and with_retain:
             r_logits, r_h = self._forward(model, rb, self.tap)
-        f_lab = fb["labels"]
+        step = Step(
+            model=model,
+            forward=self._forward,
+            forget=fb,
+            retain=rb if r_logits is not None else None,
+            refusal=ib,
+            forget_logits=f_logits,
+            retain_logits=r_logits,
+            forget_hidden=f_h,
+            retain_hidden=r_h,
+            reference=self.ref,
+            settings=self.settings,
+            state=self.state,
+        )
+        loss = self.method.loss(step)
         r_lab = rb["labels"] if rb is not None else None
-        if self.method == "ga":
-            loss = losses.ga_loss(f_logits, f_lab)
-        elif self.method == "gd":
-            if r_logits is None or self.retain_weight == 0:
-                loss = losses.ga_loss(f_logits, f_lab)
-            else:
-                loss = losses.gd_loss(f_logits, f_lab, r_logits, r_lab, self.retain_weight)
-        elif self.method == "idk":
-            i_logits, _ = self._forward(model, ib, None)
-            loss = losses.idk_loss(i_logits, ib["labels"], r_logits, r_lab)
-        elif self.method == "dpo":
-            i_logits, _ = self._forward(model, ib, None)
-            with torch.no_grad():
-                ref_i, _ = self._forward(self.ref, ib, None)
-                ref_f, _ = self._forward(self.ref, fb, None)
-            loss = losses.dpo_loss(
-                losses.sequence_logprob(i_logits, ib["labels"]),
-                losses.sequence_logprob(f_logits, f_lab),
-                losses.sequence_logprob(ref_i, ib["labels"]),
-                losses.sequence_logprob(ref_f, f_lab),
-                beta=self.beta,
-            )
-        elif self.method == "simnpo":
-            loss = losses.simnpo_loss(
-                losses.sequence_logprob(f_logits, f_lab),
-                losses.answer_mask(f_lab).sum(dim=-1),
-                r_logits,
-                r_lab,
-                beta=self.beta,
-                gamma=self.gamma,
-                retain_weight=self.retain_weight,
-            )
-        elif self.method == "npo":
-            with torch.no_grad():
-                ref_logits, _ = self._forward(self.ref, fb, self.ref_tap)
-                ref_lp = losses.sequence_logprob(ref_logits, f_lab)
-            loss = losses.npo_loss(
-                losses.sequence_logprob(f_logits, f_lab),
-                ref_lp,
-                r_logits,
-                r_lab,
-                beta=self.beta,
-                retain_weight=self.retain_weight,
-            )
-        else:  # rmu
-            loss = losses.rmu_forget_loss(f_h, self.control, fb["attention_mask"])
-            if r_h is not None and self.rmu_alpha != 0:
-                with torch.no_grad():
-                    _, frozen_h = self._forward(self.ref, rb, self.ref_tap)
-                loss = loss + losses.rmu_retain_loss(
-                    r_h, frozen_h, rb["attention_mask"], self.rmu_alpha
-                )
-        loss = losses.eo_loss(loss, f_logits, f_lab, r_logits, r_lab, self.lambda_f, self.lambda_r)
+        loss = losses.eo_loss(
+            loss, f_logits, fb["labels"], r_logits, r_lab, self.lambda_f, self.lambda_r
+        )
         return loss, {"f_logits": f_logits, "r_logits": r_logits}
 
 
@@ -322,16 +214,8 @@ def unlearn(
     batch_size: int = 8,
     warmup_ratio: float = 0.1,
     weight_decay: float = 0.01,
-    beta: float = 0.05,
-    retain_weight: float = 1.0,
     lambda_f: float = 0.0,
     lambda_r: float = 0.0,
-    rmu_layer: int | None = None,
-    rmu_c: float = 6.5,
-    rmu_alpha: float = 1200.0,
-    rmu_params: Sequence[int] | None = None,
-    rmu_span: int | None = None,
-    rmu_weights: str = "mlp",
     seed: int = 0,
     template: str = qa.DEFAULT_TEMPLATE,
     threads: int | None = None,
@@ -341,59 +225,48 @@ def unlearn(
     max_length: int | None = None,
     device: str | None = "auto",
     lora: dict | None = None,
-    gamma: float = 0.0,
     refusals: Sequence[str] | None = None,
     chunk_length: int | None = None,
     lr_schedule: str = "cosine",
     gradient_checkpointing: bool = False,
     retain_pairing: str = "random",
+    **settings: Any,
 ) -> dict:
-    """Unlearn ``forget`` from the model in ``target_dir``; save the result to ``out_dir``.
+    """Unlearn ``forget`` from the model in ``target_dir`` with ``method``; save it to ``out_dir``.
+
+    ``method`` is a name of :data:`probunlearn.methods.METHODS` (ga, gd, npo, npo_eo, rmu, idk,
+    dpo, simnpo, or one registered from outside); ``settings`` are the method's own
+    (:attr:`~probunlearn.methods.Method.settings`, e.g. ``beta`` of NPO, ``rmu_c`` of RMU), its
+    defaults filling in the rest; a setting the method does not have is an error. The loss of each
+    method is documented in its module (:mod:`probunlearn.methods.npo`, ...).
+
+    Entropy optimisation (paper §5) goes on top of any method when ``lambda_f > 0`` or
+    ``lambda_r < 0``: ``+ λ_f·H(forget answers) + λ_r·H(retain answers)``. ``"npo_eo"`` is
+    NPO under the workflow's name for NPO+EO (with both λ = 0 it is plain NPO). The NPO forget term
+    uses *summed* sequence log-probabilities, so its gradient is ~answer-length times a per-token
+    mean such as the entropy: on the tiny model λ_f ≈ 1 barely moves the forget entropy, λ_f ≈ 10
+    clearly does.
 
     ``lora`` (r, alpha, dropout, target_modules; None = full fine-tuning): train a LoRA adapter
     (peft) instead of the weights, for every method, EO included; ``out_dir`` then holds the
     adapter (adapter_config.json naming ``target_dir`` as its base, adapter_model.safetensors) and
-    the tokenizer, which :func:`probunlearn.models.load_model` loads on its base unmerged. NPO and
-    RMU use the model with its adapter disabled as the frozen reference, not a copy of the weights;
-    RMU's adapter sits on its trained layers only (``rmu_params``/``rmu_span``), on the adapter's
-    ``target_modules`` of them (``rmu_weights`` does not apply).
+    the tokenizer, which :func:`probunlearn.models.load_model` loads on its base unmerged. Methods
+    with a frozen reference use the model with its adapter disabled, not a copy of the weights; a
+    method may place the adapter on some layers only (RMU: its trained layers).
 
     ``forget``/``retain`` have columns ``question`` and ``answer`` (others are ignored).
-    ``chunk_length`` (MUSE): they are corpora instead, one text per row in ``answer``, cut into
-    MUSE's chunks of ``chunk_length`` tokens (:func:`probunlearn.benchmarks.muse_news.corpus.chunk_corpus`), every
-    token after BOS a label; an epoch is one pass over the forget chunks, each paired with a retain
-    chunk as a question is paired with a retain question. IDK and DPO need questions and refuse it.
+    ``chunk_length``: they are corpora instead (MUSE), one text per row in ``answer``, cut into
+    chunks of ``chunk_length`` tokens (:func:`probunlearn.data.qa.chunk_corpus`), every token after
+    BOS a label; an epoch is one pass over the forget chunks, each paired with a retain chunk as a
+    question is paired with a retain question. Methods trained on refusal answers need questions
+    and refuse it. ``refusals``: the refusal answers of such methods (a random line per example,
+    drawn anew every epoch).
     ``lr_schedule``: ``"cosine"`` (TOFU, the paper) or ``"constant"`` (MUSE), both after the warmup.
     ``retain_pairing``: ``"random"`` (TOFU): each forget example gets a random retain example, drawn
     anew every epoch; ``"cyclic"`` (MUSE's ForgetRetainDataset): forget example i always gets retain
     example i mod the number of retain examples.
     ``gradient_checkpointing``: keep only each decoder layer's input for the backward pass and
     recompute the rest there (the same values; a 7B model's step on a GPU needs it to fit).
-
-    Methods (losses in :mod:`probunlearn.unlearning.losses`):
-    - ``"ga"``: ``-CE(forget)``; ``"gd"``: ``retain_weight·CE(retain) - CE(forget)``;
-    - ``"npo"``: NPO with ``beta`` against the frozen target + ``retain_weight·CE(retain)``;
-    - ``"rmu"``: steer the layer-``rmu_layer`` activations (output of that decoder layer) on all
-      non-padding tokens of the forget question+answer to ``rmu_c·u`` (``u`` a seeded random unit
-      vector) and keep those on the retain text close to the frozen target's (weight ``rmu_alpha``;
-      ``retain_weight`` is not used). Only MLP weights of the layers ``rmu_params`` are trained:
-      every one (``rmu_weights="mlp"``) or the output projection's (``"down"``). Without
-      ``rmu_params``, the ``rmu_span`` layers up to ``rmu_layer``, or all of ``0..rmu_layer``
-      without it. WMDP trains ``down_proj`` of layers ℓ-2..ℓ: ``rmu_span=3, rmu_weights="down"``.
-      ``rmu_layer`` defaults to ``num_layers // 4`` (WMDP uses 7 of Zephyr's 32); ``rmu_c=6.5`` and
-      ``rmu_alpha=1200`` are WMDP's Zephyr-7B values, which a config should tune per model.
-    - ``"idk"`` (TOFU): CE of the forget questions answered with a refusal (a random line of
-      ``refusals`` per example, drawn anew every epoch) pooled with CE(retain);
-    - ``"dpo"`` (TOFU): the refusal preferred over the true answer against the frozen target,
-      with ``beta`` (TOFU 0.1); no retain term;
-    - ``"simnpo"`` (Fan et al. 2024): reference-free, length-normalised NPO with ``beta`` and the
-      margin ``gamma``, + ``retain_weight·CE(retain)``;
-    - entropy optimisation (paper §5) on top of any of them when ``lambda_f > 0`` or
-      ``lambda_r < 0``: ``+ λ_f·H(forget answers) + λ_r·H(retain answers)``. ``"npo_eo"`` is
-      ``"npo"`` under the workflow's name for NPO+EO (with both λ = 0 it is plain NPO). The NPO
-      forget term uses *summed* sequence log-probs, so its gradient is ~answer-length times a
-      per-token mean such as the entropy: on the tiny model λ_f ≈ 1 barely moves the forget
-      entropy, λ_f ≈ 10 clearly does.
 
     Optimiser: AdamW, weight decay on matrices only (biases and norm weights excluded, as the HF
     Trainer does); cosine schedule with ``ceil(warmup_ratio·steps)`` linear warmup steps (so the
@@ -412,12 +285,13 @@ def unlearn(
     Deterministic on CPU for the same inputs, seed and thread count. Returns a summary dict with the
     per-epoch ``history``.
     """
-    method = str(method).lower()
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-    base = "npo" if method == "npo_eo" else method
-    if method == "npo_eo" and lambda_f == 0 and lambda_r == 0:
-        warnings.warn("method 'npo_eo' with lambda_f = lambda_r = 0 is plain NPO", stacklevel=2)
+    name = str(method).lower()
+    spec = methods.method(name)
+    hp = spec.resolve(settings)
+    if spec.plain is not None and lambda_f == 0 and lambda_r == 0:
+        warnings.warn(
+            f"method {name!r} with lambda_f = lambda_r = 0 is plain {spec.plain!r}", stacklevel=2
+        )
     if lambda_f < 0:
         raise ValueError(f"lambda_f must be >= 0, got {lambda_f}")
     if lambda_r > 0:
@@ -432,36 +306,24 @@ def unlearn(
         raise ValueError(f"warmup_ratio must be in [0, 1], got {warmup_ratio}")
     if weight_decay < 0:
         raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
-    if base in ("npo", "dpo", "simnpo") and not beta > 0:
-        raise ValueError(f"beta must be > 0, got {beta}")
-    if base in REFUSAL_METHODS and not refusals:
-        raise ValueError(f"method {method!r} needs refusal answers (refusals), got none")
-    if retain_weight < 0:
-        raise ValueError(f"retain_weight must be >= 0, got {retain_weight}")
-    if base == "rmu" and rmu_alpha < 0:
-        raise ValueError(f"rmu_alpha must be >= 0, got {rmu_alpha}")
-    if rmu_weights not in RMU_WEIGHTS:
-        raise ValueError(f"rmu_weights must be one of {list(RMU_WEIGHTS)}, got {rmu_weights!r}")
-    if rmu_span is not None and int(rmu_span) < 1:
-        raise ValueError(f"rmu_span must be >= 1, got {rmu_span}")
+    if spec.needs_refusals and not refusals:
+        raise ValueError(f"method {name!r} needs refusal answers (refusals), got none")
     if retain_pairing not in ("random", "cyclic"):
         raise ValueError(f"retain_pairing must be 'random' or 'cyclic', got {retain_pairing!r}")
     if lr_schedule not in ("cosine", "constant"):
         raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
-    if chunk_length is not None and base in REFUSAL_METHODS:
+    if chunk_length is not None and not spec.takes_corpus:
         raise ValueError(
-            f"method {method!r} trains refusal answers to questions; a corpus (chunk_length) has none"
+            f"method {name!r} trains refusal answers to questions; a corpus (chunk_length) has none"
         )
     _check_rows(forget, "forget")
     if forget.height == 0:
         raise ValueError("the forget split is empty")
-    objective = _Objective(
-        base, beta, retain_weight, lambda_f, lambda_r, rmu_alpha=rmu_alpha, gamma=gamma
-    )
+    objective = _Objective(spec, hp, lambda_f, lambda_r)
     if retain.height == 0 and objective.needs_retain():
         raise ValueError(
-            f"the retain split is empty, but method {method!r} "
-            f"(retain_weight={retain_weight}, lambda_r={lambda_r}) needs it"
+            f"the retain split is empty, but method {name!r} "
+            f"(settings {hp}, lambda_r={lambda_r}) needs it"
         )
     if retain.height:
         _check_rows(retain, "retain")
@@ -471,7 +333,6 @@ def unlearn(
     tokenizer = models.load_tokenizer(target_dir)
     # peft wraps transformers models only: with LoRA the target loads through transformers
     model = models.load_model(target_dir, dtype="float32", device=device, native=lora is None)
-    dev = next(model.parameters()).device
 
     if gradient_checkpointing:
         if isinstance(model, llama.CausalLM):
@@ -483,36 +344,20 @@ def unlearn(
                 gradient_checkpointing_kwargs={"use_reentrant": False}
             )
     ref = None
-    trainable = list(model.parameters())
-    layer = chosen = None
-    if base == "rmu":
-        n_layers = len(decoder_layers(model))
-        layer = n_layers // 4 if rmu_layer is None else int(rmu_layer)
-        if not 0 <= layer < n_layers:
-            raise ValueError(f"rmu_layer must be in [0, {n_layers - 1}], got {rmu_layer}")
-        chosen = rmu_layers(layer, rmu_params, rmu_span)
     if lora is not None:
-        model = add_lora(model, lora, layers=chosen)
-        trainable = [p for p in model.parameters() if p.requires_grad]
-        if base in ("npo", "rmu", "dpo"):
-            objective.ref = _AdapterDisabled(model)
-    elif base in ("npo", "rmu", "dpo"):
+        layers = spec.adapter_layers(len(decoder_layers(model)), hp)
+        model = add_lora(model, lora, layers=layers)
+        if spec.needs_reference:
+            ref = _AdapterDisabled(model)
+    elif spec.needs_reference:
         ref = copy.deepcopy(model)
         ref.eval()
         ref.requires_grad_(False)
-        objective.ref = ref
-    if base == "rmu":
-        if lora is None:
-            names = set(rmu_parameter_names(model, chosen, rmu_weights))
-            for n, p in model.named_parameters():
-                p.requires_grad_(n in names)
-            trainable = [p for p in model.parameters() if p.requires_grad]
-        objective.control = losses.rmu_control_vector(model.config.hidden_size, rmu_c, seed).to(dev)
-        objective.tap = _LayerTap(decoder_layers(model)[layer])
-        # with LoRA the reference runs through the same layer module (adapter disabled)
-        objective.ref_tap = (
-            objective.tap if lora is not None else _LayerTap(decoder_layers(ref)[layer])
-        )
+    objective.ref = ref
+    objective.state = spec.setup(model, ref, hp, seed=int(seed), lora=lora is not None)
+    objective.tap, objective.ref_tap = spec.taps(objective.state)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    dev = next(model.parameters()).device
 
     optimizer = optim.decayed_adamw(trainable, lr, weight_decay)
     fq, fa = forget["question"].to_list(), forget["answer"].to_list()
@@ -522,10 +367,8 @@ def unlearn(
         f_items: list = list(zip(fq, fa, strict=True))
         r_items: list = list(zip(rq, ra, strict=True))
     else:
-        from probunlearn.benchmarks.muse_news.corpus import chunk_corpus
-
-        f_items = chunk_corpus(tokenizer, fa, int(chunk_length))
-        r_items = chunk_corpus(tokenizer, ra, int(chunk_length)) if ra else []
+        f_items = qa.chunk_corpus(tokenizer, fa, int(chunk_length))
+        r_items = qa.chunk_corpus(tokenizer, ra, int(chunk_length)) if ra else []
     n_f, n_r = len(f_items), len(r_items)
     steps_per_epoch = math.ceil(n_f / batch_size)
     total_steps = steps_per_epoch * int(epochs)
@@ -554,16 +397,16 @@ def unlearn(
     gen = torch.Generator().manual_seed(int(seed))
     eval_gen = torch.Generator().manual_seed(int(seed) + 7919)
     eval_pair = torch.randint(n_r, (n_f,), generator=eval_gen) if n_r else None
-    # refusal answers of IDK / DPO: their own generator, so the forget / retain draws stay those
+    # refusal answers (methods trained on them): their own generator, so the forget / retain draws stay those
     # of every other method
-    idk = [str(a) for a in refusals] if base in REFUSAL_METHODS else []
-    idk_gen = torch.Generator().manual_seed(int(seed) + 104729)
-    eval_idk = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
+    answers = [str(a) for a in refusals] if spec.needs_refusals else []
+    refusal_gen = torch.Generator().manual_seed(int(seed) + 104729)
+    eval_refusal = torch.randint(len(answers), (n_f,), generator=refusal_gen) if answers else None
 
-    def idk_batch(idx: torch.Tensor, pick: torch.Tensor | None) -> dict | None:
+    def refusal_batch(idx: torch.Tensor, pick: torch.Tensor | None) -> dict | None:
         if pick is None:
             return None
-        return encode([(fq[i], idk[int(pick[i])]) for i in idx.tolist()])
+        return encode([(fq[i], answers[int(pick[i])]) for i in idx.tolist()])
 
     @torch.no_grad()
     def evaluate(epoch: int, train_loss: float) -> dict:
@@ -574,7 +417,7 @@ def unlearn(
         order = torch.arange(n_f)
         for s in range(0, n_f, batch_size):
             fb, rb = batch_pair(order[s : s + batch_size], eval_pair)
-            ib = idk_batch(order[s : s + batch_size], eval_idk)
+            ib = refusal_batch(order[s : s + batch_size], eval_refusal)
             loss, out = objective(model, fb, rb, with_retain=True, ib=ib)
             acc["loss"] += float(loss)
             acc["nb"] += 1
@@ -608,11 +451,11 @@ def unlearn(
             model.train()
             perm = torch.randperm(n_f, generator=gen)
             pair = retain_pairs(n_f, n_r, retain_pairing, gen)
-            pick = torch.randint(len(idk), (n_f,), generator=idk_gen) if idk else None
+            pick = torch.randint(len(answers), (n_f,), generator=refusal_gen) if answers else None
             losses_epoch = []
             for s in range(0, n_f, batch_size):
                 fb, rb = batch_pair(perm[s : s + batch_size], pair)
-                ib = idk_batch(perm[s : s + batch_size], pick)
+                ib = refusal_batch(perm[s : s + batch_size], pick)
                 loss, _ = objective(model, fb, rb, with_retain=with_retain, ib=ib)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()

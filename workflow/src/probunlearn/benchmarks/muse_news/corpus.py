@@ -5,7 +5,7 @@ Files (a local directory laid out like ../shared/data/muse_news, or fetched from
 strings (889 forget, 1777 retain1, 3043 holdout articles on the hub).
 
 * Unlearning data: each corpus is a set of rows with the article as ``answer`` and an empty
-  ``question`` (``kind = "muse_raw"``); :func:`chunk_corpus` cuts them as MUSE's ``DefaultDataset`` does
+  ``question`` (``kind = "muse_raw"``); :func:`probunlearn.data.qa.chunk_corpus` cuts them as MUSE's ``DefaultDataset`` does
   (swj0419/muse_bench, baselines/baselines/dataset.py): the articles joined by ``"\\n\\n"``, tokenised
   once without special tokens, cut into non-overlapping windows of ``max_len - 1`` tokens, each with
   the tokenizer's BOS in front, the last window filled up with the first tokens ("rotated").
@@ -123,21 +123,3 @@ def continuation_rows(
             )
         )
     return to_frame(rows)
-
-
-def chunk_corpus(tokenizer, texts: Sequence[str], max_len: int) -> list[list[int]]:
-    """MUSE's training chunks of a corpus (module docstring): windows of ``max_len`` token ids, each
-    starting with BOS, the last one rotated to full length."""
-    if max_len < 2:
-        raise ValueError(f"max_len must be >= 2, got {max_len}")
-    bos = tokenizer.bos_token_id
-    if bos is None:
-        raise ValueError("MUSE's chunks start with BOS, and the tokenizer has no bos_token_id")
-    tokens = tokenizer("\n\n".join(texts), add_special_tokens=False)["input_ids"]
-    if not tokens:
-        raise ValueError("the corpus has no tokens")
-    step = max_len - 1
-    chunks = [[bos, *tokens[i : i + step]] for i in range(0, len(tokens), step)]
-    if len(chunks[-1]) < max_len:
-        chunks[-1] = (chunks[-1] + chunks[0])[:max_len]
-    return chunks

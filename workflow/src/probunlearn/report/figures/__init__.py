@@ -25,8 +25,8 @@ from probunlearn.report.figures.leakage import (  # noqa: E402
 )
 from probunlearn.report.figures.sequential import fig_sequential  # noqa: E402
 from probunlearn.report.figures.style import (  # noqa: E402
-    METHOD_COLORS,
     METHOD_ORDER,
+    method_colors,
     save_figure,
     save_table,
     split_label,
@@ -41,8 +41,8 @@ from probunlearn.report.figures.sweeps import (  # noqa: E402
 from probunlearn.report.figures.tables import table1, table2  # noqa: E402
 
 __all__ = [
-    "METHOD_COLORS",
     "METHOD_ORDER",
+    "method_colors",
     "fig3_histograms",
     "fig3a_binary_leakage",
     "fig3d_general_leakage",

@@ -326,7 +326,7 @@ def fig3ef_convergence(
     """Figures 3e/3f: sample mean and M_mu (e), sample std and M_sigma (f) vs. sample count.
 
     ``scores_by_method``: {method: the ROUGE-L of the samples of one question}, drawn in each
-    method's colour (:data:`METHOD_COLORS`) and named in the legend. Each point uses the first n
+    method's colour (:func:`~probunlearn.report.figures.style.method_colors`) and named in the legend. Each point uses the first n
     samples, n in ``ns`` (default 8, 16, 32, ..., the method's number of scores). The CSV has one
     row per (method, n): method, n, mean, m_mu, std (ddof = 0), m_sigma. Returns the CSV path.
     """

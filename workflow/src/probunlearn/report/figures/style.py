@@ -19,19 +19,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from probunlearn.storage.atomic import atomic_write, write_csv, write_text
 
+OURS = "Ours"
+"""Table 1's label of the paper's method (NPO+EO sampled with adaptive temperature)."""
 #: Column order of Table 1 (the paper's).
-METHOD_ORDER = ("RMU", "GD", "GA", "NPO", "Ours")
+METHOD_ORDER = ("RMU", "GD", "GA", "NPO", OURS)
 
 DPI = 150
 #: Okabe-Ito colour-blind-safe palette (black left out: it marks means/greedy lines).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
-METHOD_COLORS = {
-    "RMU": "#CC79A7",
-    "GD": "#009E73",
-    "GA": "#E69F00",
-    "NPO": "#D55E00",
-    "Ours": "#0072B2",
-}
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 GREEDY_COLOR = "#C0392B"  # bars/markers where greedy decoding leaks
 MBIN_LEVEL = 0.1  # the paper's "M_bin > 10%" line
@@ -224,16 +219,26 @@ def evalset_label(name: Any) -> str:
     return str(name).replace("_", " ").title()
 
 
+def method_colors() -> dict[str, str]:
+    """Method label -> colour, from the method registry (:mod:`probunlearn.methods`); "Ours" is
+    NPO+EO's."""
+    from probunlearn import methods
+
+    colors = methods.colors()
+    return {**colors, OURS: colors[methods.method("npo_eo").label]}
+
+
 def method_color(label: str, i: int) -> str:
-    return METHOD_COLORS.get(str(label), PALETTE[i % len(PALETTE)])
+    return method_colors().get(str(label), PALETTE[i % len(PALETTE)])
 
 
 def distinct_colors(labels: Sequence[str]) -> dict[str, str]:
     """A colour per label: the method's own where it has one, else the next unused palette one."""
     out: dict[str, str] = {}
+    own = method_colors()
     for lab in labels:
-        if lab in METHOD_COLORS and METHOD_COLORS[lab] not in out.values():
-            out[lab] = METHOD_COLORS[lab]
+        if lab in own and own[lab] not in out.values():
+            out[lab] = own[lab]
     spare = [c for c in PALETTE if c not in out.values()]
     for i, lab in enumerate(v for v in labels if v not in out):
         out[lab] = spare[i] if i < len(spare) else PALETTE[i % len(PALETTE)]

@@ -1,0 +1,124 @@
+"""Registries: the ways probunlearn grows (unlearning methods, scorers, benchmarks, attacks).
+
+A :class:`Registry` maps names to entries of one kind. It is filled, on first use, by
+
+1. the modules of its built-in package (every module there registers its entry when imported, so
+   a new method, scorer or benchmark is one new file or folder), then
+2. the Python entry points of the group ``probunlearn.<kind>`` of every installed distribution:
+   ``my_method = my_package.my_module:METHOD`` names an entry (or a class, instantiated), so a
+   researcher's own entry works in the workflow and in ``probunlearn evaluate`` without editing
+   probunlearn (docs/extending.md).
+
+Every list of choices (the config schema's, the CLI's, figure colours, model names) is read from
+the registries, never written out by hand. Torch-free: registering imports no model code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+from typing import Generic, Protocol, TypeVar
+
+
+class Named(Protocol):
+    name: str
+
+
+T = TypeVar("T", bound=Named)
+
+ENTRY_POINT_PREFIX = "probunlearn."
+
+
+class Registry(Generic[T]):
+    """Entries of one kind by name: the built-ins of ``package`` and the entry points of
+    ``probunlearn.<kind>``; ``base`` is the type every entry must have, ``noun`` names one entry in
+    messages."""
+
+    def __init__(self, kind: str, package: str, base: type, noun: str) -> None:
+        self.kind = kind
+        self.noun = noun
+        self.package = package
+        self.base = base
+        self._entries: dict[str, T] = {}
+        self._origin: dict[str, str] = {}
+        self._loaded = False
+        self._loading = False
+
+    @property
+    def group(self) -> str:
+        """The entry-point group that registers outside entries."""
+        return ENTRY_POINT_PREFIX + self.kind
+
+    def register(self, entry: T | type, origin: str | None = None) -> T:
+        """Add ``entry`` (an instance of ``base``, or a subclass of it, which is instantiated)
+        under its ``name``; a second entry with the same name is an error that names both."""
+        if isinstance(entry, type) and issubclass(entry, self.base):
+            entry = entry()
+        if not isinstance(entry, self.base):
+            raise TypeError(
+                f"a {self.noun} must be a {self.base.__name__}, got {type(entry).__name__}"
+            )
+        name = getattr(entry, "name", None)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a {self.noun} needs a non-empty string name, got {name!r}")
+        origin = origin or type(entry).__module__
+        if name in self._entries and self._origin[name] != origin:
+            raise ValueError(
+                f"{self.noun} {name!r} is registered twice: by {self._origin[name]} and by {origin}"
+            )
+        self._entries[name] = entry
+        self._origin[name] = origin
+        return entry
+
+    def _load(self) -> None:
+        if self._loaded or self._loading:
+            return
+        self._loading = True
+        try:
+            pkg = importlib.import_module(self.package)
+            for info in pkgutil.iter_modules(pkg.__path__, self.package + "."):
+                if not info.name.rsplit(".", 1)[1].startswith("_"):
+                    importlib.import_module(info.name)
+            for ep in entry_points(group=self.group):
+                try:
+                    obj = ep.load()
+                except Exception as e:  # noqa: BLE001 - say which plugin failed, then fail
+                    raise ImportError(
+                        f"the {self.noun} entry point {ep.name} = {ep.value} "
+                        f"(group {self.group}) cannot be loaded: {e}"
+                    ) from e
+                self.register(obj, origin=f"entry point {ep.name} = {ep.value}")
+            self._loaded = True
+        finally:
+            self._loading = False
+
+    def get(self, name: str) -> T:
+        """The entry ``name``; a ValueError naming the known ones if there is none."""
+        self._load()
+        if name not in self._entries:
+            raise ValueError(f"unknown {self.noun} {name!r}; expected one of {self.names()}")
+        return self._entries[name]
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        self._load()
+        return sorted(self._entries)
+
+    def origin(self, name: str) -> str:
+        """Where an entry came from: its module, or the entry point that registered it."""
+        self.get(name)
+        return self._origin[name]
+
+    def __contains__(self, name: object) -> bool:
+        self._load()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[T]:
+        self._load()
+        return iter([self._entries[n] for n in sorted(self._entries)])
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._entries)
