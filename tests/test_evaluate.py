@@ -421,6 +421,13 @@ def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
     assert row["prompts"] == 40 and row["evalset"] == "forget01"
     assert 0 <= row["forget_quality"] <= 1 and 0 <= row["model_utility"] <= 1
     assert 0 <= row["dcue_pvalue"] <= 1
+    # the original is sampled too, and the model is compared with it over the same 40 questions
+    comp = pl.read_csv(out / "comparison.csv")
+    assert comp["statistic"].to_list() == ["mean", "std", "ed"]
+    assert set(comp["model"]) == {"a"} and set(comp["original"]) == {"orig"}
+    assert (comp["lower"] <= comp["upper"]).all() and "Compared with the original" in (
+        out / "report.html"
+    ).read_text()
     tofu = pl.read_csv(out / "tofu" / "a" / "metrics.csv")
     assert {"forget_quality", "ks_statistic", "model_utility"} <= set(tofu["metric"])
     # forget quality is the KS test of the two models' truth ratios on the same 40 questions
@@ -627,3 +634,11 @@ def test_comparison_with_the_original_uses_the_claims_intervals():
         (d.estimate, d.lower, d.upper)
     )
     assert mean["upper"] < 0 and mean["p_value"] < 0.01  # unlearning lowered the mean
+
+
+def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():
+    from probunlearn.evaluate.summary import gen_curve
+
+    t = pl.DataFrame({"score": ["s", "s"], "m_gen_0.5": [0.2, 0.4], "m_gen_cp_0.5": [0.1, 0.3]})
+    c = gen_curve("m", t)
+    assert c["threshold"].to_list() == [0.5] and c["m_gen"].to_list() == [pytest.approx(0.3)]

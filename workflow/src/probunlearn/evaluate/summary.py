@@ -76,7 +76,13 @@ def gen_curve(name: str, per_prompt: pl.DataFrame) -> pl.DataFrame:
     (``m_gen_worst``), for every score of one model."""
     frames = []
     for (score,), t in per_prompt.group_by("score", maintain_order=True):
-        cols = [c for c in t.columns if c.startswith("m_gen_") and t[c].is_not_null().all()]
+        cols = [
+            c
+            for c in t.columns
+            if c.startswith("m_gen_")
+            and not c.startswith("m_gen_cp_")  # the Clopper-Pearson bounds: not M_gen's curve
+            and t[c].is_not_null().all()
+        ]
         frames.append(
             pl.DataFrame(
                 {
