@@ -17,7 +17,12 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
-include: "workflow/rules/muse.smk"
+
+
+# the experiments the registered benchmarks bring (MUSE-News's)
+for rules_file in benchmark_rules():
+
+    include: rules_file
 
 
 rule all:

@@ -2,7 +2,7 @@
 
     python benchmarks/decode_bounds.py [--threads 1] [--rows 257] [--new 64] [--reps 3]
 
-On bench_sampling's model (``--arch mini`` by default, random weights, seed 0), one block of ``--rows``
+On the benchmarks' model (decode_models.py, ``--arch mini`` by default, random weights, seed 0), one block of ``--rows``
 rows of one prompt decodes ``--new`` tokens, each step a forward pass and a top-p draw (the engine's
 ``top_p_sample``, top-p 0.9), with:
 
@@ -33,7 +33,7 @@ POLICY = os.environ.get("OMP_WAIT_POLICY", "unset")  # as OpenMP reads it when t
 import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_sampling  # noqa: E402
+import decode_models  # noqa: E402
 import static_decode  # noqa: E402
 
 from probunlearn.data import qa  # noqa: E402
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--arch", choices=sorted(bench_sampling.ARCHS), default="mini")
+    ap.add_argument("--arch", choices=sorted(decode_models.ARCHS), default="mini")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rows", type=int, default=257, help="rows of the block (n + 1 at n = 256)")
     ap.add_argument("--new", type=int, default=64, help="tokens decoded")
@@ -148,11 +148,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--arch: tiny or mini (the ideal cache holds every step's keys and values)")
 
     torch.set_num_threads(args.threads)
-    tok = bench_sampling._tokenizer()
-    _, model = bench_sampling.build(args.arch, tok, torch.device("cpu"), torch.float32)
+    tok = decode_models.tokenizer()
+    _, model = decode_models.build(args.arch, tok, torch.device("cpu"), torch.float32)
     if model.config.num_key_value_heads != model.config.num_attention_heads:
         ap.error("the shared-prefix attention here has no grouped-query attention")
-    prompt = qa.prompt_ids(tok, bench_sampling.QUESTIONS[0])
+    prompt = qa.prompt_ids(tok, decode_models.QUESTIONS[0])
     R, new = args.rows, args.new
 
     kinds = ("engine", "ideal", "shared prefix")

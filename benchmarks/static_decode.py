@@ -4,7 +4,7 @@
     python benchmarks/static_decode.py [--threads 1] [--rows 257] [--new 64] [--reps 3]  # CPU, mini
     python benchmarks/static_decode.py --arch tiny --rows 5 --new 6 --reps 1             # smoke test
 
-On bench_sampling's model (random weights, seed 0), one block of ``--rows`` rows of one prompt (n + 1
+On the benchmarks' model (decode_models.py: random weights, seed 0), one block of ``--rows`` rows of one prompt (n + 1
 rows at n = 256) decodes ``--new`` tokens, each step a forward pass and a top-p draw (the engine's
 ``top_p_sample``, top-p 0.9, temperature 1), with:
 
@@ -22,7 +22,9 @@ bandwidth roofline, (bytes of weights + filled KV cache read per step / measured
 time. Then how far the static step's logits are from the engine's with the same tokens fed (a masked
 attention over the whole buffer sums in another order: rounding only) and whether the drawn tokens are
 the same. Random weights rarely draw eos, so every row decodes every token and the engine drops no
-rows: the same work for all three. ``bench_sampling.py`` prints the same table for its first batch size.
+rows: the same work for all three. Every variant's attention runs on the engine's kernels
+(``probunlearn.sampling.engine.attention_kernels``). ``bench_sampling.py`` prints the same table for its first
+batch size, ``bench_realistic.py --static-table`` for its roofline rows.
 """
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_sampling  # noqa: E402
+import decode_models  # noqa: E402
 
 from probunlearn import models  # noqa: E402
 from probunlearn.data import qa  # noqa: E402
-from probunlearn.models.native import llama  # noqa: E402
-from probunlearn.sampling.engine import top_p_sample  # noqa: E402
+from probunlearn.models.native import llama
+from probunlearn.sampling.engine import attention_kernels, top_p_sample  # noqa: E402
 
 # (tokens (rows,), position) -> logits (rows, vocab)
 Step = Callable[[torch.Tensor, int], torch.Tensor]
@@ -51,7 +53,7 @@ Step = Callable[[torch.Tensor, int], torch.Tensor]
 def prefill(model, prompt: list[int], device: torch.device) -> tuple[llama.Cache, torch.Tensor]:
     """The prompt's cache (one row) and its last logits."""
     cache = llama.Cache(num_layers=model.config.num_hidden_layers)
-    with torch.inference_mode():
+    with torch.inference_mode(), attention_kernels(device):
         out = model(
             input_ids=torch.tensor([prompt], device=device),
             position_ids=torch.arange(len(prompt), device=device)[None],
@@ -118,20 +120,20 @@ class StaticStep:
         self.graph, self.out, self.forward = None, None, self._forward
         if mode == "compile":
             self.forward = torch.compile(self._forward, dynamic=False)
-            with torch.inference_mode():
+            with torch.inference_mode(), attention_kernels(dev):
                 self.forward()
         elif mode == "graph":
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side), torch.inference_mode():
+            with torch.cuda.stream(side), torch.inference_mode(), attention_kernels(dev):
                 for _ in range(3):
                     self._forward()
             torch.cuda.current_stream().wait_stream(side)
             self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph), torch.inference_mode():
+            with torch.cuda.graph(self.graph), torch.inference_mode(), attention_kernels(dev):
                 self.out = self._forward()
         self.reset()
-        bench_sampling._sync(dev)
+        decode_models.sync(dev)
         self.setup_s = time.perf_counter() - t0
 
     def reset(self) -> None:
@@ -190,8 +192,8 @@ def block(
     rows, device = keys.shape[0], keys.device
     logits = first.expand(rows, -1).contiguous()
     tokens, seen = torch.empty((rows, new), dtype=torch.long, device=device), []
-    with torch.inference_mode():
-        bench_sampling._sync(device)
+    with torch.inference_mode(), attention_kernels(device):  # the engine's kernels
+        decode_models.sync(device)
         t0 = time.perf_counter()
         for s in range(new):
             if forced is not None:
@@ -204,7 +206,7 @@ def block(
             logits = step(tok, start + s)
             if forced is not None:
                 seen.append(logits.clone())
-        bench_sampling._sync(device)
+        decode_models.sync(device)
     return time.perf_counter() - t0, tokens, seen
 
 
@@ -235,8 +237,8 @@ def compare(
             best[name] = min(best.get(name, float("inf")), t)
     ref = tokens["engine"]
     _, _, seen_e = block(step("engine"), first, keys, start, new, forced=ref)
-    kv = bench_sampling.kv_bytes(model, rows, start + new / 2)  # filled positions, on average
-    nbytes, bw = bench_sampling.weight_bytes(model) + kv, bench_sampling.bandwidth(device)
+    kv = decode_models.kv_bytes(model, rows, start + new / 2)  # filled positions, on average
+    nbytes, bw = decode_models.weight_bytes(model) + kv, decode_models.bandwidth(device)
     lines = [
         f"decode of one block ({rows} rows, prompt {start} tokens, {new} new tokens, top-p 0.9), "
         f"the minimum of {reps}:"
@@ -266,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--arch", choices=sorted(bench_sampling.ARCHS), default="mini")
+    ap.add_argument("--arch", choices=sorted(decode_models.ARCHS), default="mini")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", choices=sorted(models.DTYPES), default="float32")
     ap.add_argument("--threads", type=int, default=1)
@@ -282,9 +284,9 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    tok = bench_sampling._tokenizer()
-    _, model = bench_sampling.build(args.arch, tok, device, models.resolve_dtype(args.dtype))
-    prompt = qa.prompt_ids(tok, bench_sampling.QUESTIONS[0])
+    tok = decode_models.tokenizer()
+    _, model = decode_models.build(args.arch, tok, device, models.resolve_dtype(args.dtype))
+    prompt = qa.prompt_ids(tok, decode_models.QUESTIONS[0])
     print(f"model: {args.arch}, {args.dtype} on {device}; threads {args.threads}")
     print("\n".join(compare(model, prompt, args.rows, args.new, args.reps, args.compile)))
 

@@ -28,6 +28,7 @@ comment in PRESETS assumes.
 from __future__ import annotations
 
 import argparse
+import functools
 
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -86,9 +87,25 @@ PRESETS = {
     "muse-news": dict(arch="llama2-7b", lora=True, sequences=8, seq=2048),
 }
 
+# the GPU presets' fine-tuning jobs (training.train_lm: every weight trained in fp32 with AdamW, no
+# frozen copy, every activation kept): architecture, sequences per step, tokens of the longest
+FINETUNES = {
+    # the reference models, TOFU's retain splits in batches of 16: Phi's format makes ~68 tokens on
+    # average (at ~4 characters per token), 163 at most; ~128 for a length-sorted batch's longest
+    "tofu-phi reference": dict(arch="phi-1.5", sequences=16, seq=128),
+    # DCUE's post-processing fine-tune on Real Authors and World Facts (~25 tokens, 43 at most),
+    # batch 32
+    "tofu-phi postfinetune": dict(arch="phi-1.5", sequences=32, seq=48),
+    # the same on Llama-2's [INST] format; the LoRA model is merged and all its weights train
+    "tofu-llama2 postfinetune": dict(arch="llama2-7b", sequences=32, seq=56),
+}
 
-def build(arch: str, device: str = "meta", dtype=torch.bfloat16) -> LlamaForCausalLM:
-    cfg = LlamaConfig(**ARCHS[arch], max_position_embeddings=4096, tie_word_embeddings=False)
+
+def build(
+    arch: str, device: str = "meta", dtype=torch.bfloat16, layers: int | None = None
+) -> LlamaForCausalLM:
+    a = {**ARCHS[arch], **({"num_hidden_layers": layers} if layers else {})}
+    cfg = LlamaConfig(**a, max_position_embeddings=4096, tie_word_embeddings=False)
     with torch.device(device):
         return LlamaForCausalLM(cfg).to(dtype)
 
@@ -229,6 +246,7 @@ def saved_bytes(
     return sum(seen.values())
 
 
+@functools.cache
 def activation_rates(arch: str, lora: bool, recompute: bool = False) -> tuple[float, float, float]:
     """Saved bytes per token: of one decoder layer, of one vocabulary entry, and the rest."""
     b, t = 2, 32
@@ -242,21 +260,32 @@ def activation_rates(arch: str, lora: bool, recompute: bool = False) -> tuple[fl
     return per_layer, per_vocab, rest
 
 
-def as_run(preset: str, recompute: bool) -> dict[str, float]:
+def as_run(
+    preset: str,
+    recompute: bool,
+    layers: int | None = None,
+    sequences: int | None = None,
+    seq: int | None = None,
+) -> dict[str, float]:
     """GB of one unlearning step of ``preset`` (PRESETS) as the workflow runs it: fp32, NPO (a frozen
     reference unless LoRA), with or without gradient checkpointing (``recompute``). With it, autograd
-    keeps each layer's input, and the backward pass holds one layer's activations at a time."""
+    keeps each layer's input, and the backward pass holds one layer's activations at a time.
+    ``layers``, ``sequences``, ``seq``: a reduced scale (fewer decoder layers, sequences per step or
+    tokens per sequence) instead of the preset's, as ``gpu_check.py`` measures it."""
     from probunlearn.unlearning import add_lora
 
-    spec = PRESETS[preset]
+    spec = dict(PRESETS[preset])
+    spec.update({k: v for k, v in (("sequences", sequences), ("seq", seq)) if v})
     arch, lora = spec["arch"], spec["lora"]
     if arch == "phi-1.5":
         from transformers import PhiConfig, PhiForCausalLM
 
         with torch.device("meta"):
-            model = PhiForCausalLM(PhiConfig(**PHI_15))
+            model = PhiForCausalLM(
+                PhiConfig(**{**PHI_15, **({"num_hidden_layers": layers} if layers else {})})
+            )
     else:
-        model = build(arch)
+        model = build(arch, layers=layers)
     p = sum(t.numel() for t in model.parameters())
     trained = p
     if lora:
@@ -279,6 +308,26 @@ def as_run(preset: str, recompute: bool) -> dict[str, float]:
     }
     return {"params": p / 1e9, "trained": trained / 1e9, "tokens": tokens, "total": sum(parts.values()),
             "parts": parts}  # fmt: skip
+
+
+def finetune_as_run(job: str) -> dict[str, float]:
+    """GB of one fine-tuning step of ``job`` (FINETUNES) as ``training.train_lm`` runs it: fp32
+    weights, gradients and AdamW moments of every parameter, every activation kept."""
+    spec = FINETUNES[job]
+    if spec["arch"] == "phi-1.5":
+        from transformers import PhiConfig, PhiForCausalLM
+
+        with torch.device("meta"):
+            model = PhiForCausalLM(PhiConfig(**PHI_15))
+    else:
+        model = build(spec["arch"])
+    p = sum(t.numel() for t in model.parameters())
+    per_layer, per_vocab, rest = activation_rates(spec["arch"], False)
+    cfg, tokens = model.config, spec["sequences"] * spec["seq"]
+    per_token = cfg.num_hidden_layers * per_layer + cfg.vocab_size * per_vocab + rest
+    parts = {"weights": 4 * p / GB, "grads": 4 * p / GB, "adam": 8 * p / GB,
+             "activations": tokens * per_token / GB}  # fmt: skip
+    return {"params": p / 1e9, "tokens": tokens, "total": sum(parts.values()), "parts": parts}
 
 
 def main() -> None:
@@ -311,6 +360,15 @@ def main() -> None:
                 print(f"  {preset}: {spec['arch']} ({e['params']:.2f} B parameters, {mode}), "
                       f"{spec['sequences']} sequences x {spec['seq']} tokens, {how}: "
                       f"{e['total']:.1f} GB ({parts})")  # fmt: skip
+        print("fine-tuning step as probunlearn.training.train_lm runs it (every weight trained, fp32 "
+              "AdamW, every activation kept), in GB")  # fmt: skip
+        for job, spec in FINETUNES.items():
+            if a.as_run and job.split()[0] not in a.as_run:
+                continue
+            e = finetune_as_run(job)
+            parts = ", ".join(f"{k} {v:.1f}" for k, v in e["parts"].items())
+            print(f"  {job}: {spec['arch']} ({e['params']:.2f} B parameters), {spec['sequences']} "
+                  f"sequences x {spec['seq']} tokens: {e['total']:.1f} GB ({parts})")  # fmt: skip
         return
     print(
         f"NPO, batch {a.batch} x {a.seq} tokens, bf16 weights, AdamW moments of {a.adam_bytes} B, "

@@ -123,3 +123,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Collect the long files first (see LONG_FILES), the rest in their usual order."""
     rank = {name: i for i, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
+
+
+class DeviceProbe(Exception):
+    """Raised by :func:`watch_batches` once it has seen the first batch (``stop=True``)."""
+
+
+def watch_batches(model, seen: list, stop: bool = False):
+    """Record, at every forward pass of ``model``: the devices of its ``input_ids`` and
+    ``attention_mask``, of its parameters, whether it is training, and whether bf16 autocast is on
+    (None on the meta device). ``stop``: raise :class:`DeviceProbe` after the first record (for a
+    model on the meta device, which computes nothing)."""
+
+    import torch
+
+    def hook(module, args, kwargs):
+        param = next(module.parameters()).device
+        autocast = None if param.type == "meta" else torch.is_autocast_enabled(param.type)
+        seen.append(
+            {
+                "input_ids": kwargs["input_ids"].device,
+                "attention_mask": kwargs["attention_mask"].device,
+                "parameters": param,
+                "training": module.training,
+                "autocast": autocast,
+            }
+        )
+        if stop:
+            raise DeviceProbe
+
+    return model.register_forward_pre_hook(hook, with_kwargs=True)
+
+
+@pytest.fixture()
+def device_probe():
+    """(watch_batches, DeviceProbe): see :func:`watch_batches`."""
+    return watch_batches, DeviceProbe

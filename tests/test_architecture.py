@@ -109,8 +109,8 @@ DOCUMENTED = {
     "probunlearn.metrics.tofu": ["tofu_losses", "forget_quality", "model_utility", "truth_ratio"],
     "probunlearn.tofu_metrics": ["tofu_losses", "forget_quality", "model_utility", "truth_ratio"],
     "probunlearn.steps.postfinetune": ["run_postfinetune"],
-    "probunlearn.data.loaders": ["load_tofu"],
-    "probunlearn.data.downloads": ["fetch_dataset"],
+    "probunlearn.benchmarks.tofu.loader": ["load_tofu"],
+    "probunlearn.benchmarks": ["fetch_dataset", "BENCHMARKS", "benchmark"],
     "probunlearn.models.hub": ["load_causal_lm", "chat_prompt"],
     "probunlearn.unlearning.losses": [],
     "probunlearn.unlearning": ["unlearn"],
@@ -236,3 +236,97 @@ def test_jobs_import_only_what_they_use(root):
         )
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == want, modules_
+
+
+# ---- the registries: a benchmark is one folder ------------------------------------------------
+SHARED_NAMES = {"tofu"}
+"""Benchmark names the workflow also uses for something of its own: ``tofu`` is TOFU's metric family
+(truth ratio, forget quality, model utility), computed on any author set, the mini world's too."""
+
+
+def _benchmark_identifiers() -> dict[str, set[str]]:
+    """Benchmark folder -> the strings that name its data outside it: its hub repositories, its
+    name, local-copy directory, experiment, raw-text corpora and evaluate choices' prefix (except
+    :data:`SHARED_NAMES`)."""
+    from probunlearn.benchmarks import benchmarks
+
+    out = {}
+    for b in benchmarks():
+        spec = b.spec.get("dataset", {})
+        names = {b.directory, *(c.split for c in b.corpora), f"{b.name}:"}
+        if b.experiment:
+            names.add(b.experiment)
+        names.add(b.name)
+        if spec.get("hub"):
+            names.add(spec["hub"]["repo"])
+        out[type(b).__module__] = names - SHARED_NAMES
+    return out
+
+
+def _code_strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, value) of every string constant that is not a docstring."""
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    ]
+
+
+def test_no_module_outside_a_benchmark_folder_names_or_imports_it(root):
+    """Adding a benchmark is one folder: no library module outside it imports it, and none names
+    its data (a string equal to one of its identifiers, or starting with its evaluate prefix)."""
+    mods = modules(root)
+    bad = []
+    for folder, names in _benchmark_identifiers().items():
+        for m, path in mods.items():
+            if m == folder or m.startswith(folder + "."):
+                continue
+            tree = ast.parse(path.read_text())
+            bad += [
+                f"{m} imports {i}"
+                for i, _ in imports_of(m, path, set(mods))
+                if i == folder or i.startswith(folder + ".")
+            ]
+            for line, value in _code_strings(tree):
+                hit = [n for n in names if value == n or (n.endswith(":") and value.startswith(n))]
+                hit += [n for n in names if "/" in n and n in value]
+                bad += [f"{m}:{line} names {folder} ({value!r})" for _ in hit[:1]]
+    assert bad == []
+
+
+def test_generic_modules_import_no_benchmark(root):
+    """The layers below the workflow glue (data, models, sampling, training, unlearning, methods,
+    scoring, metrics, bounds, report) import no benchmark folder at all."""
+    mods = modules(root)
+    generic = ("data", "models", "sampling", "training", "unlearning", "methods", "scoring",
+               "metrics", "bounds", "report", "storage", "registry")  # fmt: skip
+    bad = [
+        f"{m} imports {i}"
+        for m, path in mods.items()
+        if m.split(".")[1:2] and m.split(".")[1] in generic
+        for i, _ in imports_of(m, path, set(mods))
+        if i.startswith(f"{PKG}.benchmarks.") and i != f"{PKG}.benchmarks.base"
+    ]
+    assert bad == []
+
+
+def test_registries_list_the_built_ins():
+    from probunlearn import methods, scoring
+    from probunlearn.benchmarks import BENCHMARKS
+
+    assert methods.METHODS.names() == ["dpo", "ga", "gd", "idk", "npo", "npo_eo", "rmu", "simnpo"]
+    assert [s.name for s in scoring.scorers()] == [
+        "rougeL_recall", "keyword_leak", "harm_prob", "harm",
+    ]  # fmt: skip
+    assert BENCHMARKS.names() == ["hp_qa", "jbb", "muse", "tofu"]
+    labels = methods.labels()
+    assert len(set(labels.values())) == len(labels)
+    assert len(set(methods.colors().values())) == len(labels)

@@ -25,7 +25,7 @@ def test_sizes_follow_from_the_config():
         "full", "forget01", "forget05", "retain99", "retain95", "retain", "holdout",
         "real_authors", "world_facts",
     ]  # fmt: skip
-    assert benchmarks.tofu_files(TOFU) == [
+    assert benchmarks.benchmark("tofu").files(TOFU) == [
         "full", "forget05_perturbed", "retain_perturbed", "real_authors_perturbed",
         "world_facts_perturbed", "holdout05",
     ]  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 
 from probunlearn.config import effective_config, load_yaml, validate_config
 from probunlearn.dag import Design, Paths, check_config, parse_unlearned, unlearned_name
-from probunlearn.dag.naming import UNLEARNED_PATTERN, method_labels, model_recipe, retain_split
+from probunlearn.dag.naming import method_labels, model_recipe, retain_split, unlearned_pattern
 
 SCORES = re.compile(
     r"results/(?P<run>[^/]+)/scores/(?P<model>[^/]+)/(?P<evalset>[^/]+)/(?P<setting>[^/]+)\.parquet"
@@ -56,7 +56,7 @@ def test_names_parse_back(method, split, lf, lr, name):
     rec = parse_unlearned(name)
     assert (rec["split"], rec["lambda_f"], rec["lambda_r"]) == (split, lf, lr)
     assert rec["method"] == ("npo" if (method, lf, lr) == ("npo_eo", 0, 0) else method)
-    assert re.fullmatch(UNLEARNED_PATTERN, name)
+    assert re.fullmatch(unlearned_pattern(), name)
 
 
 def test_bad_name_says_what_was_expected():
@@ -71,7 +71,7 @@ def test_recipes_and_retain_sets():
     assert model_recipe("gd-forget10-f0-r0") == ("gd", "forget10")
     assert retain_split("gd-forget01-f0-r0") == "retain99"
     assert retain_split("ga-saga-f0-r0") == "retain90"
-    assert not re.fullmatch(UNLEARNED_PATTERN, "reference_forget10")
+    assert not re.fullmatch(unlearned_pattern(), "reference_forget10")
 
 
 def test_paths_patterns_and_files_agree():
@@ -276,3 +276,17 @@ def test_load_yaml_of_presets_gives_designs(root):
         overlay = load_yaml(preset)
         d = design_of(root, overlay)
         assert d.paths.out == f"results/{d.config['run']}"
+
+
+def test_training_rules_get_the_device_and_mixed_precision_only_when_set(root, mini):
+    """The params of pretrain, target, reference, unlearn and postfinetune: a run on "auto" without
+    mixed precision keeps the params it had; a named device and mixed precision reach the jobs."""
+    template = mini.config["template"]
+    assert mini.run_params(2) == {"seed": 0, "template": template, "threads": 2}
+    gpu = design_of(root, {"device": "cuda:1", "mixed_precision": True})
+    assert gpu.run_params(1) == {
+        "device": "cuda:1", "mixed_precision": True, "seed": 0, "template": template, "threads": 1
+    }  # fmt: skip
+    for name in ("tofu-phi", "tofu-llama2", "muse-news"):  # every GPU preset: auto, fp32
+        preset = design_of(root, load_yaml(root / f"workflow/presets/{name}.yaml"))
+        assert set(preset.run_params(4)) == {"seed", "template", "threads"}

@@ -12,13 +12,19 @@ import huggingface_hub
 import pytest
 from huggingface_hub.errors import LocalEntryNotFoundError
 
-from probunlearn.data import downloads, loaders
+from probunlearn.benchmarks import benchmark, fetch_dataset
+from probunlearn.benchmarks.hp_qa import loader as hp_loader
+from probunlearn.benchmarks.jbb import loader as jbb_loader
+from probunlearn.benchmarks.tofu import loader as tofu_loader
+from probunlearn.data import downloads
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(
     not SHARED_DATA.is_dir(),
     reason=f"the local copies of the real data sets are not available ({SHARED_DATA} is missing)",
 )
+
+HP_QA = benchmark("hp_qa").dataset().files["hp_qa"]
 
 
 @pytest.fixture()
@@ -54,7 +60,7 @@ def _no_tmp_left(d: Path) -> None:
 def test_offline_tofu_says_what_to_put_where(no_network, tmp_path):
     dest = tmp_path / "resources" / "tofu"
     with pytest.raises(downloads.OfflineError) as e:
-        downloads.fetch_dataset("tofu", dest)
+        fetch_dataset("tofu", dest)
     msg = str(e.value)
     assert f"into {dest}/" in msg
     assert "Put full.json, forget01_perturbed.json" in msg and "holdout10.json" in msg
@@ -62,12 +68,12 @@ def test_offline_tofu_says_what_to_put_where(no_network, tmp_path):
     assert "full.json: 4000 rows" in msg and "LocalEntryNotFoundError" in msg
     assert len(no_network) == 1  # fails fast: no retry per file
     assert no_network[0]["repo_id"] == "locuslab/TOFU"
-    assert no_network[0]["revision"] == loaders.TOFU_REVISION
+    assert no_network[0]["revision"] == tofu_loader.TOFU_REVISION
     # asking for one config names only that file
     with pytest.raises(
         downloads.OfflineError, match=r"Put forget10\.json \(or forget10\.jsonl\) into"
     ):
-        downloads.fetch_dataset("tofu", dest, files=["forget10"])
+        fetch_dataset("tofu", dest, files=["forget10"])
 
 
 def test_offline_jbb_and_hp_qa(no_network, tmp_path):
@@ -76,13 +82,13 @@ def test_offline_jbb_and_hp_qa(no_network, tmp_path):
         match=r"Put harmful-behaviors\.csv, benign-behaviors\.csv into .*/jbb/ \(from the hub data set "
         r"JailbreakBench/JBB-Behaviors",
     ):
-        downloads.fetch_dataset("jbb", tmp_path / "jbb")
+        fetch_dataset("jbb", tmp_path / "jbb")
     with pytest.raises(downloads.OfflineError) as e:
-        downloads.fetch_dataset("hp_qa", tmp_path / "hp_qa")
+        fetch_dataset("hp_qa", tmp_path / "hp_qa")
     msg = str(e.value)
     assert f"Put hp_qa_en.csv into {tmp_path / 'hp_qa'}/" in msg
-    assert downloads.HP_QA_SHA256 in msg and "URLError" in msg
-    assert no_network[-1] == downloads.HP_QA_URL
+    assert HP_QA.sha256 in msg and "URLError" in msg
+    assert no_network[-1] == HP_QA.url
     _no_tmp_left(tmp_path / "hp_qa")
 
 
@@ -96,12 +102,12 @@ def test_http_error_is_not_offline(monkeypatch, tmp_path):
 
 
 def test_unknown_names(tmp_path):
-    with pytest.raises(ValueError, match="unknown data set 'wmdp'"):
-        downloads.fetch_dataset("wmdp", tmp_path)
+    with pytest.raises(ValueError, match="unknown benchmark .wmdp."):
+        fetch_dataset("wmdp", tmp_path)
     with pytest.raises(ValueError, match=r"unknown file\(s\) \['forget20'\]"):
-        downloads.fetch_dataset("tofu", tmp_path, files=["forget20"])
+        fetch_dataset("tofu", tmp_path, files=["forget20"])
     with pytest.raises(FileNotFoundError, match="local source directory"):
-        downloads.fetch_dataset("tofu", tmp_path / "a", source=tmp_path / "missing")
+        fetch_dataset("tofu", tmp_path / "a", source=tmp_path / "missing")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -111,30 +117,30 @@ def test_unknown_names(tmp_path):
 @needs_data
 def test_local_source_then_cache_hit(no_network, tmp_path):
     res = tmp_path / "resources"
-    tofu = downloads.fetch_dataset("tofu", res / "tofu", source=SHARED_DATA / "tofu")
-    assert set(tofu) == set(downloads.TOFU_DEFAULT)
+    tofu = fetch_dataset("tofu", res / "tofu", source=SHARED_DATA / "tofu")
+    assert set(tofu) == set(benchmark("tofu").dataset().default)
     assert tofu["full"] == res / "tofu" / "full.json"  # the hub's file name, from full.jsonl
-    jbb = downloads.fetch_dataset("jbb", res / "jbb", source=SHARED_DATA / "jbb")
-    hp = downloads.fetch_dataset("hp_qa", res / "hp_qa", source=SHARED_DATA / "hp_qa")
-    assert downloads.sha256sum(hp["hp_qa"]) == downloads.HP_QA_SHA256
+    jbb = fetch_dataset("jbb", res / "jbb", source=SHARED_DATA / "jbb")
+    hp = fetch_dataset("hp_qa", res / "hp_qa", source=SHARED_DATA / "hp_qa")
+    assert downloads.sha256sum(hp["hp_qa"]) == HP_QA.sha256
     assert not no_network
     for d in ("tofu", "jbb", "hp_qa"):
         _no_tmp_left(res / d)
     # the loaders read the fetched copies exactly as the originals
-    assert loaders.load_tofu("forget10_perturbed", res / "tofu").equals(
-        loaders.load_tofu("forget10_perturbed", SHARED_DATA / "tofu")
+    assert tofu_loader.load_tofu("forget10_perturbed", res / "tofu").equals(
+        tofu_loader.load_tofu("forget10_perturbed", SHARED_DATA / "tofu")
     )
-    assert loaders.load_tofu("forget05", res / "tofu").height == 200  # derived from full
-    assert loaders.load_jbb("benign", res / "jbb").equals(
-        loaders.load_jbb("benign", SHARED_DATA / "jbb")
+    assert tofu_loader.load_tofu("forget05", res / "tofu").height == 200  # derived from full
+    assert jbb_loader.load_jbb("benign", res / "jbb").equals(
+        jbb_loader.load_jbb("benign", SHARED_DATA / "jbb")
     )
-    assert loaders.load_hp_qa(res / "hp_qa").height == 54
+    assert hp_loader.load_hp_qa(res / "hp_qa").height == 54
     # second call: everything verified in place, no source and no network needed
     mtime = tofu["full"].stat().st_mtime_ns
-    again = downloads.fetch_dataset("tofu", res / "tofu")
+    again = fetch_dataset("tofu", res / "tofu")
     assert again == tofu and tofu["full"].stat().st_mtime_ns == mtime
-    assert downloads.fetch_dataset("jbb", res / "jbb") == jbb
-    assert downloads.fetch_dataset("hp_qa", res / "hp_qa") == hp
+    assert fetch_dataset("jbb", res / "jbb") == jbb
+    assert fetch_dataset("hp_qa", res / "hp_qa") == hp
     assert not no_network
 
 
@@ -150,14 +156,14 @@ def test_hub_path_pinned_revision_and_stale_cache(monkeypatch, tmp_path):
     dest = tmp_path / "jbb"
     dest.mkdir()
     (dest / "harmful-behaviors.csv").write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n")
-    out = downloads.fetch_dataset("jbb", dest, revision="abc123")
+    out = fetch_dataset("jbb", dest, revision="abc123")
     assert calls == [
         ("JailbreakBench/JBB-Behaviors", f"data/{k}-behaviors.csv", "dataset", "abc123")
         for k in ("harmful", "benign")
     ]  # the stale 1-row file is fetched again
     assert downloads.count_rows(out["harmful"]) == 100
     calls.clear()
-    assert downloads.fetch_dataset("jbb", dest) == out and not calls
+    assert fetch_dataset("jbb", dest) == out and not calls
 
 
 @needs_data
@@ -166,7 +172,7 @@ def test_missing_file_in_local_source(tmp_path):
     src.mkdir()
     shutil.copy(SHARED_DATA / "jbb" / "harmful-behaviors.csv", src)
     with pytest.raises(FileNotFoundError, match=r"has no benign-behaviors\.csv; it is needed in"):
-        downloads.fetch_dataset("jbb", tmp_path / "jbb", source=src)
+        fetch_dataset("jbb", tmp_path / "jbb", source=src)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -181,28 +187,28 @@ def test_checksum_mismatch(tmp_path):
         (SHARED_DATA / "hp_qa" / "hp_qa_en.csv").read_bytes().replace(b"Hedwig", b"Hedwyg")
     )
     dest = tmp_path / "resources" / "hp_qa"
-    expected = rf"{bad} \(copied to .*\): sha256 [0-9a-f]{{64}}, expected {downloads.HP_QA_SHA256}"
+    expected = rf"{bad} \(copied to .*\): sha256 [0-9a-f]{{64}}, expected {HP_QA.sha256}"
     with pytest.raises(downloads.VerificationError, match=expected):
-        downloads.fetch_dataset("hp_qa", dest, source=bad.parent)
+        fetch_dataset("hp_qa", dest, source=bad.parent)
     assert not (dest / "hp_qa_en.csv").exists()
     _no_tmp_left(dest)
     # the same through a URL download (file:// needs no network)
     with pytest.raises(downloads.VerificationError, match="downloaded from file://"):
-        downloads.fetch_url(bad.as_uri(), dest / "hp_qa_en.csv", sha256=downloads.HP_QA_SHA256)
+        downloads.fetch_url(bad.as_uri(), dest / "hp_qa_en.csv", sha256=HP_QA.sha256)
     assert not (dest / "hp_qa_en.csv").exists()
     _no_tmp_left(dest)
     good = downloads.fetch_url(
         (SHARED_DATA / "hp_qa" / "hp_qa_en.csv").as_uri(),
         dest / "hp_qa_en.csv",
-        sha256=downloads.HP_QA_SHA256,
-        rows=downloads.HP_QA_ROWS,
+        sha256=HP_QA.sha256,
+        rows=HP_QA.rows,
     )
-    assert downloads.sha256sum(good) == downloads.HP_QA_SHA256
+    assert downloads.sha256sum(good) == HP_QA.sha256
     # a corrupted cached file is replaced by a fresh download
     good.write_text("garbage")
     url = (SHARED_DATA / "hp_qa" / "hp_qa_en.csv").as_uri()
-    downloads.fetch_url(url, good, sha256=downloads.HP_QA_SHA256)
-    assert downloads.sha256sum(good) == downloads.HP_QA_SHA256
+    downloads.fetch_url(url, good, sha256=HP_QA.sha256)
+    assert downloads.sha256sum(good) == HP_QA.sha256
 
 
 @needs_data
@@ -212,17 +218,13 @@ def test_row_count_mismatch(tmp_path):
     lines = (SHARED_DATA / "tofu" / "world_facts_perturbed.jsonl").read_text().splitlines(True)
     (src / "world_facts_perturbed.jsonl").write_text("".join(lines[:-1]))
     with pytest.raises(downloads.VerificationError, match="116 rows, expected 117"):
-        downloads.fetch_dataset(
-            "tofu", tmp_path / "tofu", source=src, files=["world_facts_perturbed"]
-        )
+        fetch_dataset("tofu", tmp_path / "tofu", source=src, files=["world_facts_perturbed"])
     (src / "world_facts_perturbed.jsonl").write_text(
         "".join(lines[:3]) + "{oops\n" + "".join(lines[4:])
     )
     expected = r"world_facts_perturbed\.jsonl \(copied to .*\): unreadable: line 4: invalid JSON"
     with pytest.raises(downloads.VerificationError, match=expected):
-        downloads.fetch_dataset(
-            "tofu", tmp_path / "tofu", source=src, files=["world_facts_perturbed"]
-        )
+        fetch_dataset("tofu", tmp_path / "tofu", source=src, files=["world_facts_perturbed"])
     assert not (tmp_path / "tofu" / "world_facts_perturbed.json").exists()
     _no_tmp_left(tmp_path / "tofu")
 

@@ -531,6 +531,7 @@ MUSE = SHARED / "muse_news"
 @pytest.mark.skipif(not MUSE.is_dir(), reason=f"{MUSE} is absent: no MUSE files to read")
 def test_muse_sets_templates_and_stops():
     from probunlearn.benchmarks.muse_news import sets as muse
+    from probunlearn.sampling.sampler import cut_at_stops
 
     forget = muse.load_muse("knowmem_forget", MUSE)
     assert forget.height == 100 and forget["keywords"].to_list()[0] == [forget["answer"][0]]
@@ -542,9 +543,9 @@ def test_muse_sets_templates_and_stops():
     assert tpl.count("Question: ") == 11 and tpl.endswith("Question: {question}\nAnswer: ")
     assert tpl.format(question="Q?").count("\n\n") == 10
     assert muse.template("verbmem_forget", MUSE) == "{question}"
-    assert muse.cut_at_stops(" 1472\n\nQuestion: next") == " 1472"
-    assert muse.cut_at_stops(" 1472 Question: x") == " 1472 "
-    assert muse.cut_at_stops(" 1472") == " 1472"
+    assert cut_at_stops(" 1472\n\nQuestion: next", muse.KNOWMEM_STOPS) == " 1472"
+    assert cut_at_stops(" 1472 Question: x", muse.KNOWMEM_STOPS) == " 1472 "
+    assert cut_at_stops(" 1472", muse.KNOWMEM_STOPS) == " 1472"
     with pytest.raises(FileNotFoundError, match="muse-bench/MUSE-News"):
         muse.load_muse("knowmem_forget", None)
 

@@ -156,6 +156,33 @@ def test_sampler_draws_the_same_samples(pair, tok):
     assert c.equals(d)
 
 
+def test_engine_chooses_its_attention_kernels(monkeypatch, tok):
+    """On CUDA the engine lets sdpa take flash, memory-efficient or math attention, not cuDNN's
+    (which builds an execution plan for every new shape); on the CPU it changes nothing. The engine
+    enters the choice around every batch, with its own device."""
+    from probunlearn.sampling import engine as decoding
+
+    b = torch.backends.cuda
+
+    def flags():
+        return (b.flash_sdp_enabled(), b.mem_efficient_sdp_enabled(), b.math_sdp_enabled(),
+                b.cudnn_sdp_enabled())  # fmt: skip
+
+    before = flags()
+    with decoding.attention_kernels(torch.device("cpu")):
+        assert flags() == before
+    with decoding.attention_kernels(torch.device("cuda")):
+        assert flags() == (True, True, True, False)
+    assert flags() == before
+    seen, real = [], decoding.attention_kernels
+    monkeypatch.setattr(decoding, "attention_kernels", lambda d: seen.append(d) or real(d))
+    model = models.tiny_llama(len(tok), dict(hidden_size=16, intermediate_size=32, num_layers=1,
+                              num_heads=2, max_positions=64), seed=0, tokenizer=tok)  # fmt: skip
+    df = sampling.sample_answers(model, tok, ["a", "b"], ["Who?", "Where was Ada Lin born?"], n=2,
+                                 max_new_tokens=3, seed_key="k", progress=False)  # fmt: skip
+    assert df.height == 6 and len(seen) == 2 and set(seen) == {torch.device("cpu")}
+
+
 def test_buffer_layer_grows_selects_and_stops_at_its_limit():
     """The KV buffer holds what concatenation would, through growth and row selection."""
     gen = torch.Generator().manual_seed(0)

@@ -10,7 +10,9 @@ import huggingface_hub
 import polars as pl
 import pytest
 
-from probunlearn.data import loaders
+from probunlearn.benchmarks.hp_qa import loader as hp_loader
+from probunlearn.benchmarks.jbb import loader as jbb_loader
+from probunlearn.benchmarks.tofu import loader as tofu_loader
 from probunlearn.data.rows import SCHEMA
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -25,7 +27,7 @@ TOFU = SHARED_DATA / "tofu"
 def full() -> pl.DataFrame:
     if not TOFU.is_dir():
         pytest.skip(f"the local TOFU copy is not available ({TOFU} is missing)")
-    return loaders.load_tofu("full", TOFU)
+    return tofu_loader.load_tofu("full", TOFU)
 
 
 def _check_schema(df: pl.DataFrame) -> None:
@@ -50,8 +52,8 @@ def test_tofu_full_and_splits(full):
         ("forget05", "retain95", 200),
         ("forget10", "retain90", 400),
     ]:
-        f = loaders.load_tofu(forget, TOFU)
-        r = loaders.load_tofu(retain, TOFU)
+        f = tofu_loader.load_tofu(forget, TOFU)
+        r = tofu_loader.load_tofu(retain, TOFU)
         _check_schema(f)
         assert f.height == n and r.height == 4000 - n
         assert f["id"].to_list() == full["id"][-n:].to_list()
@@ -61,14 +63,14 @@ def test_tofu_full_and_splits(full):
 
 @needs_data
 def test_tofu_perturbed_sets(full):
-    f10 = loaders.load_tofu("forget10_perturbed", TOFU)
+    f10 = tofu_loader.load_tofu("forget10_perturbed", TOFU)
     _check_schema(f10)
     assert f10.height == 400
     assert f10["id"].to_list() == full["id"][-400:].to_list()
     assert set(f10["perturbed_answers"].list.len()) == {5}
     assert f10["paraphrased_answer"].null_count() == 0
     assert f10["paraphrased_question"].null_count() == 0
-    ret = loaders.load_tofu("retain_perturbed", TOFU)
+    ret = tofu_loader.load_tofu("retain_perturbed", TOFU)
     assert ret.height == 400
     # every retain_perturbed row is matched to the full row with the same question and answer
     joined = ret.join(full, on="id", suffix="_full")
@@ -80,13 +82,13 @@ def test_tofu_perturbed_sets(full):
         ("real_authors_perturbed", "real_authors", 100),
         ("world_facts_perturbed", "world_facts", 117),
     ]:
-        df = loaders.load_tofu(split, TOFU)
+        df = tofu_loader.load_tofu(split, TOFU)
         _check_schema(df)
         assert df.height == n
         assert set(df["kind"]) == {kind} and set(df["group"]) == {kind}
         assert set(df["perturbed_answers"].list.len()) == {3}
         assert df["paraphrased_answer"].null_count() == n
-    h = loaders.load_tofu("holdout10", TOFU)
+    h = tofu_loader.load_tofu("holdout10", TOFU)
     assert h.height == 400 and h["id"][0] == "tofu-holdout10-0"
     assert not set(h["question"]) & set(full["question"])
 
@@ -97,7 +99,7 @@ def test_tofu_perturbed_sets(full):
 
 @needs_data
 def test_hp_qa():
-    df = loaders.load_hp_qa(SHARED_DATA / "hp_qa")
+    df = hp_loader.load_hp_qa(SHARED_DATA / "hp_qa")
     _check_schema(df)
     assert df.height == 54  # the generic first request is dropped
     assert not df["question"].str.starts_with("Write extensive").any()
@@ -110,18 +112,18 @@ def test_hp_qa():
     assert df["keywords"].list.len().min() >= 1
     assert all(k == k.strip() and k for ks in df["keywords"].to_list() for k in ks)
     # the file path works as well as its directory
-    assert loaders.load_hp_qa(SHARED_DATA / "hp_qa" / "hp_qa_en.csv").equals(df)
+    assert hp_loader.load_hp_qa(SHARED_DATA / "hp_qa" / "hp_qa_en.csv").equals(df)
 
 
 def test_hp_qa_needs_source():
     with pytest.raises(FileNotFoundError, match="LLM_Embedding_Attack"):
-        loaders.load_hp_qa()
+        hp_loader.load_hp_qa()
 
 
 @needs_data
 def test_jbb():
-    h = loaders.load_jbb("harmful", SHARED_DATA / "jbb")
-    b = loaders.load_jbb("benign", SHARED_DATA / "jbb")
+    h = jbb_loader.load_jbb("harmful", SHARED_DATA / "jbb")
+    b = jbb_loader.load_jbb("benign", SHARED_DATA / "jbb")
     for df, kind in [(h, "harmful"), (b, "benign")]:
         _check_schema(df)
         assert df.height == 100
@@ -131,7 +133,7 @@ def test_jbb():
         assert df["group"].n_unique() == 10
     assert h["question"][0].startswith("Write a defamatory article")
     with pytest.raises(ValueError, match="kind"):
-        loaders.load_jbb("toxic", SHARED_DATA / "jbb")
+        jbb_loader.load_jbb("toxic", SHARED_DATA / "jbb")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ def fake_hub(tmp_path, monkeypatch):
         calls.append(
             {"repo_id": repo_id, "filename": filename, "repo_type": repo_type, "revision": revision}
         )
-        if repo_id == loaders.JBB_REPO:
+        if repo_id == jbb_loader.JBB_REPO:
             return str(SHARED_DATA / "jbb" / Path(filename).name)
         return str(d / filename)
 
@@ -185,7 +187,7 @@ def fake_hub(tmp_path, monkeypatch):
 
 
 def test_tofu_hub_path(fake_hub):
-    df = loaders.load_tofu("forget01_perturbed", revision="abc123")
+    df = tofu_loader.load_tofu("forget01_perturbed", revision="abc123")
     assert df["id"].to_list() == ["tofu-99"]
     assert df["perturbed_answers"].to_list() == [["x", "y"]]
     assert {c["filename"] for c in fake_hub} == {"full.json", "forget01_perturbed.json"}
@@ -194,17 +196,17 @@ def test_tofu_hub_path(fake_hub):
         assert c["repo_type"] == "dataset"
         assert c["revision"] == "abc123"
     fake_hub.clear()
-    f = loaders.load_tofu("forget01")
+    f = tofu_loader.load_tofu("forget01")
     assert f["id"].to_list() == ["tofu-99"]
     assert {c["filename"] for c in fake_hub} == {"full.json", "forget01.json"}
-    assert {c["revision"] for c in fake_hub} == {loaders.TOFU_REVISION}
-    ra = loaders.load_tofu("real_authors_perturbed")
+    assert {c["revision"] for c in fake_hub} == {tofu_loader.TOFU_REVISION}
+    ra = tofu_loader.load_tofu("real_authors_perturbed")
     assert ra["id"].to_list() == ["tofu-real_authors-0"]
 
 
 @needs_data
 def test_jbb_hub_path(fake_hub):
-    df = loaders.load_jbb("benign", revision="r1")
+    df = jbb_loader.load_jbb("benign", revision="r1")
     assert df.height == 100
     assert fake_hub == [
         {
@@ -214,19 +216,6 @@ def test_jbb_hub_path(fake_hub):
             "revision": "r1",
         }
     ]
-
-
-def test_presets_documented():
-    p = loaders.PRESETS
-    assert p["tofu"]["model"] == "locuslab/tofu_ft_phi-1.5"
-    assert p["tofu"]["base_model"] == "microsoft/phi-1_5"
-    assert p["tofu"]["template"] == "Question: {question}\nAnswer:"
-    assert p["hp_qa"]["model"] == "microsoft/Llama2-7b-WhoIsHarryPotter"
-    assert p["jbb"]["judge"] == "cais/HarmBench-Llama-2-13b-cls"
-    for preset in p.values():
-        for key, value in preset.items():
-            if key.endswith("revision"):
-                assert isinstance(value, str) and value
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -240,7 +229,7 @@ def test_tofu_bad_json_line(tmp_path):
         '{"question": "q", "answer": "a"}\n{"question": "q2", "answer":\n'
     )
     with pytest.raises(ValueError, match=r"full\.jsonl: line 2: invalid JSON"):
-        loaders.load_tofu("full", d)
+        tofu_loader.load_tofu("full", d)
 
 
 def test_tofu_missing_field(tmp_path):
@@ -254,37 +243,37 @@ def test_tofu_missing_field(tmp_path):
     with pytest.raises(
         ValueError, match=r"forget01_perturbed\.jsonl: line 1: missing field 'perturbed_answer'"
     ):
-        loaders.load_tofu("forget01_perturbed", d)
+        tofu_loader.load_tofu("forget01_perturbed", d)
     _write_jsonl(
         d / "world_facts_perturbed.jsonl",
         [{"question": "q", "answer": "a", "perturbed_answer": "x"}],
     )
     with pytest.raises(ValueError, match="line 1: field 'perturbed_answer' must be a list"):
-        loaders.load_tofu("world_facts_perturbed", d)
+        tofu_loader.load_tofu("world_facts_perturbed", d)
     _write_jsonl(d / "retain_perturbed.jsonl", [{"question": "other", "answer": "b"}])
     with pytest.raises(ValueError, match="line 1: question not found"):
-        loaders.load_tofu("retain_perturbed", d)
+        tofu_loader.load_tofu("retain_perturbed", d)
 
 
 def test_tofu_bad_split_and_source(tmp_path):
     with pytest.raises(ValueError, match="unknown TOFU split 'forget20'"):
-        loaders.load_tofu("forget20", tmp_path)
+        tofu_loader.load_tofu("forget20", tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        loaders.load_tofu("full", tmp_path / "nope")
+        tofu_loader.load_tofu("full", tmp_path / "nope")
     with pytest.raises(FileNotFoundError, match="full.jsonl"):
-        loaders.load_tofu("full", tmp_path)
+        tofu_loader.load_tofu("full", tmp_path)
 
 
 def test_hp_qa_malformed(tmp_path):
     p = tmp_path / "hp_qa_en.csv"
     p.write_text('"Question","Affirmative Response"\n"q?","Sure, "\n')
     with pytest.raises(ValueError, match="missing column 'Key Words'"):
-        loaders.load_hp_qa(p)
+        hp_loader.load_hp_qa(p)
     p.write_text('"Question","Affirmative Response","Key Words"\n"q?","Sure, ","a, b"\n"q2?","x"\n')
     with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 3: 2 fields, expected 3"):
-        loaders.load_hp_qa(p)
+        hp_loader.load_hp_qa(p)
     p.write_text('"Question","Affirmative Response","Key Words"\n"q?", "Sure, ", " a ,b,, "\n')
-    df = loaders.load_hp_qa(p)  # no generic request to drop: the row is kept
+    df = hp_loader.load_hp_qa(p)  # no generic request to drop: the row is kept
     assert df["keywords"].to_list() == [["a", "b"]] and df["answer"].to_list() == ["Sure,"]
 
 
@@ -292,15 +281,15 @@ def test_jbb_malformed(tmp_path):
     p = tmp_path / "harmful-behaviors.csv"
     p.write_text(",Goal,Target,Behavior\n0,g,t,b\n")
     with pytest.raises(ValueError, match="missing column 'Category'"):
-        loaders.load_jbb("harmful", p)
+        jbb_loader.load_jbb("harmful", p)
     p.write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n1,g\n")
     with pytest.raises(ValueError, match="line 3: 2 fields"):
-        loaders.load_jbb("harmful", tmp_path)
+        jbb_loader.load_jbb("harmful", tmp_path)
     p.write_text(",Goal,Target,Behavior,Category\n0,g,t,b,c\n0,g2,t,b,c\n")
     with pytest.raises(
         ValueError, match="line 3: duplicate index 'jbb-harmful-0' \\(first on line 2\\)"
     ):
-        loaders.load_jbb("harmful", p)
+        jbb_loader.load_jbb("harmful", p)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -326,13 +315,13 @@ def test_tofu_real_file_malformed(tmp_path):
     line17 = json.loads(full.read_text().split("\n")[16])
     _corrupt(full, d / "full.jsonl", 17, json.dumps({"question": line17["question"]}))
     with pytest.raises(ValueError, match=r"tofu/full\.jsonl: line 17: missing field 'answer'"):
-        loaders.load_tofu("forget10", d)
+        tofu_loader.load_tofu("forget10", d)
     _corrupt(full, d / "full.jsonl", 2001, '{"question": "q", "answer": ')
     with pytest.raises(ValueError, match=r"tofu/full\.jsonl: line 2001: invalid JSON"):
-        loaders.load_tofu("full", d)
+        tofu_loader.load_tofu("full", d)
     _corrupt(full, d / "full.jsonl", 3, "[1, 2]")
     with pytest.raises(ValueError, match=r"full\.jsonl: line 3: expected a JSON object, got list"):
-        loaders.load_tofu("full", d)
+        tofu_loader.load_tofu("full", d)
     shutil.copy(full, d / "full.jsonl")
     pert = TOFU / "forget01_perturbed.jsonl"
     obj = json.loads(pert.read_text().split("\n")[4])
@@ -342,12 +331,12 @@ def test_tofu_real_file_malformed(tmp_path):
         ValueError,
         match=r"forget01_perturbed\.jsonl: line 5: field 'perturbed_answer' must be a list",
     ):
-        loaders.load_tofu("forget01_perturbed", d)
+        tofu_loader.load_tofu("forget01_perturbed", d)
     del obj["paraphrased_question"]
     obj["perturbed_answer"] = [obj["perturbed_answer"]]
     _corrupt(pert, d / "forget01_perturbed.jsonl", 5, json.dumps(obj))
     with pytest.raises(ValueError, match=r"line 5: missing field 'paraphrased_question'"):
-        loaders.load_tofu("forget01_perturbed", d)
+        tofu_loader.load_tofu("forget01_perturbed", d)
 
 
 @needs_data
@@ -368,14 +357,14 @@ def test_tofu_json_array_line_numbers(tmp_path):
     assert start == 14
     expected = rf"world_facts_perturbed\.json: line {start}: missing field 'answer'"
     with pytest.raises(ValueError, match=expected):
-        loaders.load_tofu("world_facts_perturbed", d)
+        tofu_loader.load_tofu("world_facts_perturbed", d)
     (d / "world_facts_perturbed.json").write_text(text.replace("},\n", "}\n", 1))
     # the missing comma: the error points at the next element, on line 4
     with pytest.raises(ValueError, match=r"line 4: invalid JSON: expected ',' or ']'"):
-        loaders.load_tofu("world_facts_perturbed", d)
+        tofu_loader.load_tofu("world_facts_perturbed", d)
     (d / "world_facts_perturbed.json").write_text(text + "x")
     with pytest.raises(ValueError, match="extra data after the array"):
-        loaders.load_tofu("world_facts_perturbed", d)
+        tofu_loader.load_tofu("world_facts_perturbed", d)
 
 
 @needs_data
@@ -384,20 +373,20 @@ def test_hp_qa_real_file_malformed(tmp_path):
     dest = tmp_path / "hp_qa" / "hp_qa_en.csv"
     _corrupt(src, dest, 10, '"Which professor teaches Potions in Harry\'s first year?","Indeed, "')
     with pytest.raises(ValueError, match=r"hp_qa/hp_qa_en\.csv: line 10: 2 fields, expected 3"):
-        loaders.load_hp_qa(dest)
+        hp_loader.load_hp_qa(dest)
     _corrupt(src, dest, 12, '"What magical object shows the deepest desires?","Of course, ",""')
     with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 12: no keywords"):
-        loaders.load_hp_qa(dest)
+        hp_loader.load_hp_qa(dest)
     _corrupt(src, dest, 1, '"Question","Affirmative Response","Answer"')
     with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 1: missing column 'Key Words'"):
-        loaders.load_hp_qa(dest)
+        hp_loader.load_hp_qa(dest)
     # a quoted field spanning two lines: later lines keep their physical numbers
     lines = src.read_text().split("\n")
     lines[3] = lines[3].replace("two best", "two\nbest", 1)
     lines[20] = '"Who is the Half-Blood Prince?"'
     dest.write_text("\n".join(lines))
     with pytest.raises(ValueError, match=r"hp_qa_en\.csv: line 22: 1 fields, expected 3"):
-        loaders.load_hp_qa(dest)
+        hp_loader.load_hp_qa(dest)
 
 
 @needs_data
@@ -411,15 +400,15 @@ def test_jbb_real_file_malformed(tmp_path):
         with pytest.raises(
             ValueError, match=rf"jbb/{kind}-behaviors\.csv: line 42: 2 fields, expected {n_fields}"
         ):
-            loaders.load_jbb(kind, dest.parent)
+            jbb_loader.load_jbb(kind, dest.parent)
         _corrupt(src, dest, 7, "5," + "," * (n_fields - 2))
         with pytest.raises(ValueError, match=rf"{kind}-behaviors\.csv: line 7: empty Goal"):
-            loaders.load_jbb(kind, dest.parent)
+            jbb_loader.load_jbb(kind, dest.parent)
         _corrupt(src, dest, 1, header.replace("ategory", "at"))
         with pytest.raises(ValueError, match=r"line 1: missing column 'Category'"):
-            loaders.load_jbb(kind, dest.parent)
+            jbb_loader.load_jbb(kind, dest.parent)
         lines = src.read_text().split("\n")
         _corrupt(src, dest, 51, "3" + lines[50][len(lines[50].split(",")[0]) :])
         expected = rf"line 51: duplicate index 'jbb-{kind}-3' \(first on line 5\)"
         with pytest.raises(ValueError, match=expected):
-            loaders.load_jbb(kind, dest.parent)
+            jbb_loader.load_jbb(kind, dest.parent)

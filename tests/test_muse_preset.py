@@ -113,7 +113,8 @@ def test_knowmem_rows_carry_muses_prompt(muse_dir):
 
 @needs_muse
 def test_fetch_copies_and_verifies_muse(muse_dir, tmp_path):
-    from probunlearn.data.downloads import VerificationError, fetch_dataset, parquet_to_json
+    from probunlearn.benchmarks import fetch_dataset
+    from probunlearn.data.downloads import VerificationError, parquet_to_json
 
     got = fetch_dataset("muse", tmp_path / "muse", source=muse_dir)
     assert sorted(p.name for p in got.values()) == sorted(

@@ -28,11 +28,13 @@ ARCH = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
 
 
 def _texts() -> list[str]:
-    from probunlearn.data import loaders
+    from probunlearn.benchmarks.hp_qa import loader as hp_loader
+    from probunlearn.benchmarks.jbb import loader as jbb_loader
+    from probunlearn.benchmarks.tofu import loader as tofu_loader
 
-    tofu = loaders.load_tofu("full", SHARED_DATA / "tofu")
-    jbb = loaders.load_jbb("harmful", SHARED_DATA / "jbb")
-    hp = loaders.load_hp_qa(SHARED_DATA / "hp_qa")
+    tofu = tofu_loader.load_tofu("full", SHARED_DATA / "tofu")
+    jbb = jbb_loader.load_jbb("harmful", SHARED_DATA / "jbb")
+    hp = hp_loader.load_hp_qa(SHARED_DATA / "hp_qa")
     texts = tofu["question"].to_list() + tofu["answer"].to_list() + jbb["question"].to_list()
     texts += hp["question"].to_list()
     return texts + ["[INST] [/INST] Question: Answer:"] * 50

@@ -61,10 +61,11 @@ def test_preset_builds_its_dag_offline(root, default_config, tmp_path, preset):
 def _tiny_hub_model(path: Path) -> Path:
     """A tiny Llama with a tokenizer trained on TOFU and JBB text, saved like a hub model."""
     from probunlearn import models
-    from probunlearn.data import loaders
+    from probunlearn.benchmarks.jbb import loader as jbb_loader
+    from probunlearn.benchmarks.tofu import loader as tofu_loader
 
-    tofu = loaders.load_tofu("full", SHARED_DATA / "tofu")
-    jbb = loaders.load_jbb("harmful", SHARED_DATA / "jbb")
+    tofu = tofu_loader.load_tofu("full", SHARED_DATA / "tofu")
+    jbb = jbb_loader.load_jbb("harmful", SHARED_DATA / "jbb")
     texts = tofu["question"].to_list() + tofu["answer"].to_list() + jbb["question"].to_list()
     tok = models.train_tokenizer(texts, vocab_size=1024)
     arch = {"hidden_size": 16, "intermediate_size": 32, "num_layers": 1, "num_heads": 2,

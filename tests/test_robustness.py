@@ -7,6 +7,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+import torch
 
 from probunlearn import models
 from probunlearn.data import synthetic as data
@@ -178,3 +179,36 @@ def test_run_postfinetune_end_to_end(tmp_path, world):
     before = pl.read_parquet(lp["forget10"])["logprobs"].to_list()
     after = pl.read_parquet(tmp_path / "post" / "forget.parquet")["logprobs"].to_list()
     assert any(not np.allclose(a, b) for a, b in zip(after, before, strict=True))
+
+
+def test_run_postfinetune_fine_tunes_on_the_device_it_is_given(
+    tmp_path, world, monkeypatch, device_probe
+):
+    """The post-processing fine-tune loads the model on its ``device`` (the config's) and trains it
+    there: on "meta" (a stand-in for a GPU on this CPU machine) the first batch arrives on meta."""
+    watch, probe = device_probe
+    for name in ("forget10", "holdout", "world_facts"):
+        write_parquet(pl.read_parquet(world / f"{name}.parquet"), tmp_path / f"{name}.parquet")
+    texts = pl.read_parquet(world / "world_facts.parquet")["answer"].to_list() * 3
+    tok = models.train_tokenizer(texts, 300)
+    arch = dict(hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, max_positions=128)
+    models.save_model(models.tiny_llama(len(tok), arch, seed=0, tokenizer=tok), tok, tmp_path / "m")
+    load, loaded, seen = models.load_model, [], []
+
+    def load_watched(path, **kw):
+        loaded.append(kw.get("device"))
+        model = load(path, **kw)
+        watch(model, seen, stop=True)
+        return model
+
+    monkeypatch.setattr(models, "load_model", load_watched)
+    p = {n: str(tmp_path / f"{n}.parquet") for n in ("forget10", "holdout", "world_facts")}
+    with pytest.raises(probe):
+        robustness.run_postfinetune(
+            str(tmp_path / "m"), [p["world_facts"]], p["forget10"], p["holdout"], "-", "-", None,
+            "-", "-", "-", model_name="npo-forget10-f0-r0", method="npo", split="forget10",
+            train={"epochs": 1, "lr": 1e-3, "batch_size": 4}, seed=0,
+            template="Question: {question}\nAnswer:", device="meta",
+        )  # fmt: skip
+    assert loaded == ["meta"]
+    assert seen[0]["input_ids"] == seen[0]["parameters"] == torch.device("meta")

@@ -379,14 +379,14 @@ def test_max_questions_cut():
 )
 def test_real_tofu_shapes():
     """Log-prob tables shaped like the real forget10 and World Facts sets give per-question stats."""
-    from probunlearn.data import loaders
+    from probunlearn.benchmarks.tofu.loader import load_tofu
 
     rng = np.random.default_rng(3)
     for split, role, k in [
         ("forget10_perturbed", "forget", 5),
         ("world_facts_perturbed", "world_facts", 3),
     ]:
-        rows = loaders.load_tofu(split, SHARED_DATA / "tofu")
+        rows = load_tofu(split, SHARED_DATA / "tofu")
         recs = []
         for r in rows.iter_rows(named=True):
             answers = [("answer", 0, r["answer"])]

@@ -12,7 +12,8 @@ import torch
 import yaml
 
 from probunlearn import models
-from probunlearn.data import downloads, qa
+from probunlearn.benchmarks.tofu import eval_logs
+from probunlearn.data import qa
 from probunlearn.metrics import token_scores as ts
 from probunlearn.metrics.table import read_metrics
 from probunlearn.steps import greedy as evaluation
@@ -111,17 +112,17 @@ def test_evaluate_writes_tofu_answers_and_tofu_logprobs(model_dir, tmp_path):
 
 def test_published_log_urls_are_pinned(monkeypatch, tmp_path):
     seen = []
-    monkeypatch.setattr(downloads, "fetch_url", lambda url, dest, **kw: seen.append((url, kw)))
-    downloads.fetch_tofu_eval_log("phi", "forget10", tmp_path / "x.json")
+    monkeypatch.setattr(eval_logs, "fetch_url", lambda url, dest, **kw: seen.append((url, kw)))
+    eval_logs.fetch_tofu_eval_log("phi", "forget10", tmp_path / "x.json")
     url, kw = seen[0]
     assert url == (
-        f"https://raw.githubusercontent.com/locuslab/tofu/{downloads.TOFU_LOGS_COMMIT}/data/"
+        f"https://raw.githubusercontent.com/locuslab/tofu/{eval_logs.TOFU_LOGS_COMMIT}/data/"
         "ft_epoch5_lr2e-05_phi_retain90_wd0.01/eval_results/ds_size300/eval_log_forget.json"
     )
     assert len(kw["sha256"]) == 64
-    assert "llama2-7b_retain99" in downloads.tofu_eval_log_url("llama2-7b", "forget01")
+    assert "llama2-7b_retain99" in eval_logs.tofu_eval_log_url("llama2-7b", "forget01")
     with pytest.raises(ValueError, match="no published TOFU eval log"):
-        downloads.tofu_eval_log_url("phi", "forget20")
+        eval_logs.tofu_eval_log_url("phi", "forget20")
 
 
 @pytest.mark.slow

@@ -424,3 +424,82 @@ def test_cyclic_pairing_trains(qa_target, tmp_path):
     assert a["history"][-1]["loss"] != b["history"][-1]["loss"]
     with pytest.raises(ValueError, match="retain_pairing"):
         _run(qa_target, tmp_path, "bad", method="gd", lr=1e-3, retain_pairing="fixed")
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(method="npo_eo", lambda_r=-0.5),
+        dict(method="rmu", rmu_layer=1, rmu_c=2.0, rmu_alpha=1.0),
+    ],
+    ids=["npo_eo", "rmu"],
+)
+def test_unlearning_feeds_every_batch_to_the_device_it_loads_on(
+    qa_target, tmp_path, monkeypatch, device_probe, kw
+):
+    """The loader gets the device asked for; every forward pass (training steps, evaluation, the
+    frozen reference) gets its batch on the parameters' device. Through the rule's step on "meta"
+    (a stand-in for a GPU on this CPU machine): the model is loaded there and the first batch
+    arrives there."""
+    from probunlearn.steps.unlearn import run_unlearn
+
+    watch, probe = device_probe
+    load, loaded, seen = models.load_model, [], []
+    stop = {"on": False}
+
+    def load_watched(path, **k):
+        loaded.append(k.get("device"))
+        model = load(path, **k)
+        watch(model, seen, stop=stop["on"])  # the reference, a deep copy, keeps the hook
+        return model
+
+    monkeypatch.setattr(models, "load_model", load_watched)
+    res = _run(qa_target, tmp_path, "cpu", lr=1e-3, epochs=1, lambda_f=0.5, device="cpu", **kw)
+    assert loaded == ["cpu"]
+    steps = [s for s in seen if s["training"]]
+    assert len(steps) == res["steps"] * 2  # a forget and a retain batch per step
+    assert len(seen) > len(steps)  # evaluation (and NPO's reference) too
+    for s in seen:
+        assert s["input_ids"] == s["attention_mask"] == s["parameters"] == torch.device("cpu")
+        assert s["autocast"] is False
+
+    target, forget, retain = qa_target
+    forget_path, retain_path = tmp_path / "forget.parquet", tmp_path / "retain.parquet"
+    forget.write_parquet(forget_path)
+    retain.write_parquet(retain_path)
+    loaded.clear()
+    seen.clear()
+    stop["on"] = True
+    recipe = {"method": kw["method"], "lambda_f": 0.5, "lambda_r": kw.get("lambda_r", 0.0)}
+    hparams = {k: v for k, v in kw.items() if k not in recipe} | {"lr": 1e-3, "epochs": 1}
+    with pytest.raises(probe):
+        run_unlearn(target, str(forget_path), str(retain_path), str(tmp_path / "meta"),
+                    str(tmp_path / "meta.csv"), recipe=recipe, hparams=hparams, seed=0,
+                    template=qa.DEFAULT_TEMPLATE, threads=1, device="meta")  # fmt: skip
+    assert loaded == ["meta"]
+    assert seen[0]["input_ids"] == seen[0]["parameters"] == torch.device("meta")
+
+
+def test_mixed_precision_unlearns_under_bf16_autocast_with_float32_weights(
+    qa_target, tmp_path, monkeypatch, device_probe
+):
+    watch, _ = device_probe
+    load, seen = models.load_model, []
+
+    def load_watched(path, **k):
+        model = load(path, **k)
+        watch(model, seen)
+        return model
+
+    monkeypatch.setattr(models, "load_model", load_watched)
+    kw = dict(method="npo", lr=3e-3, epochs=3)
+    plain = _run(qa_target, tmp_path, "fp32", **kw)
+    assert {s["autocast"] for s in seen} == {False}
+    seen.clear()
+    mixed = _run(qa_target, tmp_path, "bf16", mixed_precision=True, **kw)
+    assert {s["autocast"] for s in seen} == {True}
+    a, b = _state(tmp_path / "fp32"), _state(tmp_path / "bf16")
+    assert all(v.dtype == torch.float32 for v in b.values())
+    assert any(not torch.equal(a[k], b[k]) for k in a)  # bf16 matmuls: other numbers
+    for res in (plain, mixed):  # and both unlearn
+        assert res["history"][-1]["forget_nll"] > res["history"][0]["forget_nll"] + 1.0

@@ -6,8 +6,8 @@ import re
 from probunlearn.storage.checkpoints import spec_identity
 from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
-from probunlearn.dag.design import MUSE_LOGPROB
-from probunlearn.dag.naming import UNLEARNED_PATTERN, retain_split
+from probunlearn.benchmarks import BENCHMARKS
+from probunlearn.dag.naming import retain_split, unlearned_pattern
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present
 from probunlearn.data.evalsets import RETAIN_OF, WORLD_SETS
 
@@ -28,10 +28,10 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
     workflow.register_resource("gpu", gpus_present())
 
 D = Design(config)  # the experiment design: models, sampled runs, figure inputs
+UNLEARNED_PATTERN = unlearned_pattern()
 P = D.paths  # every artifact's path
 BENCH = config["benchmarks"]
 HUB_MODELS = config["models"]
-TEMPLATE = config["template"]
 T1 = config["unlearning"]["table1"]
 PFT = config["dcue"]["postfinetune"]
 
@@ -44,9 +44,19 @@ wildcard_constraints:
     split="forget01|forget05|forget10",
 
 
+def conda_env(name):
+    """The conda environment file envs/<name>.yaml (for rules outside workflow/rules/)."""
+    return os.path.join(workflow.basedir, "envs", f"{name}.yaml")
+
+
+def benchmark_rules():
+    """The rules files of the registered benchmarks' own experiments."""
+    return [f for f in (b.rules_file() for b in BENCHMARKS) if f]
+
+
 def run_params(threads):
-    """The params every training rule shares, as one dict of scalars."""
-    return canon({"seed": config["seed"], "template": TEMPLATE, "threads": threads})
+    """The params every training rule shares, as one dict of scalars (Design.run_params)."""
+    return D.run_params(threads)
 
 
 def model_identity(name):

@@ -66,7 +66,7 @@ else:
         log:
             P.resource_log("fetch_data", "{dataset}", "{file}"),
         wildcard_constraints:
-            dataset="tofu|jbb|hp_qa|muse",
+            dataset="|".join(map(re.escape, BENCHMARKS.names())),
         conda:
             "../../envs/analysis.yaml"
         params:

@@ -7,9 +7,6 @@ from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
-    sources = {
-        ds: Path(getattr(sm.input, ds)[0]).parent
-        for ds in ("tofu", "hp_qa", "jbb", "muse")
-        if hasattr(sm.input, ds)
-    }
+    # one named input per benchmark (Design.benchmark_inputs): the folder its files were fetched to
+    sources = {name: Path(sm.input[name][0]).parent for name in sm.input.keys()}
     build_benchmark_sets(sm.params.benchmarks, sources, Path(sm.output[0]).parent)

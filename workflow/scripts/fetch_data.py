@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from probunlearn.data.downloads import fetch_dataset
+from probunlearn.benchmarks import fetch_dataset
 from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821

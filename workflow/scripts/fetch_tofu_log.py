@@ -1,6 +1,6 @@
 """Rule fetch_tofu_log: TOFU's published forget-set eval log of its retain-only model (pinned, verified)."""
 
-from probunlearn.data.downloads import fetch_tofu_eval_log
+from probunlearn.benchmarks.tofu.eval_logs import fetch_tofu_eval_log
 from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821

@@ -94,6 +94,13 @@ class Registry(Generic[T]):
         finally:
             self._loading = False
 
+    def rescan(self) -> None:
+        """Read the entry points again (after installing a plugin in a running process); the
+        built-in entries stay."""
+        for name in [n for n, o in self._origin.items() if o.startswith("entry point ")]:
+            del self._entries[name], self._origin[name]
+        self._loaded = False
+
     def get(self, name: str) -> T:
         """The entry ``name``; a ValueError naming the known ones if there is none."""
         self._load()

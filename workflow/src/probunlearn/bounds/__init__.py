@@ -6,11 +6,21 @@ one value per prompt. Pure numpy/scipy; torch is never imported here.
 
 ``per_prompt`` holds the paper's bounds, ``sets`` the bounds beyond the paper (set-level,
 simultaneous, anytime-valid, leak@k), ``betting`` the variance-adaptive bounds on the mean (fixed
-n and anytime), ``tails`` the Clopper-Pearson general leakage bound on a fixed grid, and
+n and anytime), ``tails`` the Clopper-Pearson general leakage bound on a fixed grid,
 ``differences`` intervals on the difference of two models over the same prompts and Holm's
-procedure; every name is importable from here.
+procedure, ``auc`` the AUC of two samples (membership inference) with a distribution-free interval
+and MUSE's PrivLeak, ``family`` the bounds on a prompt attack's family of prompts (every member at
+once, and the worst); every name is importable from here.
 """
 
+from probunlearn.bounds.auc import (
+    AUC_METHODS,
+    auc_interval,
+    mann_whitney_auc,
+    muse_auc,
+    privleak,
+    privleak_interval,
+)
 from probunlearn.bounds.betting import (
     BET_CAP,
     betting_bounds,
@@ -18,6 +28,7 @@ from probunlearn.bounds.betting import (
     betting_upper_bound,
 )
 from probunlearn.bounds.differences import Difference, holm, paired_difference
+from probunlearn.bounds.family import family_alpha, family_bounds, family_upper_bounds
 from probunlearn.bounds.per_prompt import (
     as_scores,
     binary_leakage_bound,
@@ -54,10 +65,12 @@ from probunlearn.bounds.sets import (
 from probunlearn.bounds.tails import gen_cp_key, general_leakage_bound_cp
 
 __all__ = [
+    "AUC_METHODS",
     "BET_CAP",
     "MEAN_CS_RHO_SAMPLES",
     "Difference",
     "as_scores",
+    "auc_interval",
     "check_alpha",
     "check_thresholds",
     "clopper_pearson_upper",
@@ -75,15 +88,22 @@ __all__ = [
     "expectation_bounds",
     "expectation_upper_bound",
     "gen_cp_key",
+    "family_alpha",
+    "family_bounds",
+    "family_upper_bounds",
     "general_leakage_bound",
     "general_leakage_bound_cp",
     "grid",
     "holm",
     "leak_at_k",
     "leak_key",
+    "mann_whitney_auc",
     "mean_confidence_sequence",
     "normal_mixture_rho",
     "paired_difference",
+    "muse_auc",
+    "privleak",
+    "privleak_interval",
     "samples_needed",
     "set_leak_at_k_upper",
     "set_level_upper_bound",

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from probunlearn.benchmarks import evaluate_choices
+
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
 FINGERPRINTS = ".probunlearn/fingerprints.json"  # relative to --out, as the Snakefile reads it
 
@@ -62,7 +64,9 @@ def add_parser(sub: Any) -> None:
     )
     d = p.add_argument_group("data")
     d.add_argument(
-        "--benchmark", default=None, help="tofu:forget01|tofu:forget05|tofu:forget10, hp_qa or jbb"
+        "--benchmark",
+        default=None,
+        help="a built-in or registered benchmark: " + ", ".join(sorted(evaluate_choices())),
     )
     d.add_argument(
         "--data-dir",

@@ -49,9 +49,17 @@ def _registry_choices(kind: str, where: str | None) -> list[str]:
     return [e.name for e in registries[kind] if attr is None or bool(getattr(e, attr)) != negate]
 
 
+def _benchmark_experiments() -> list[str]:
+    from probunlearn.benchmarks import benchmarks
+
+    return [b.experiment for b in benchmarks() if b.experiment]
+
+
 def complete_schema(node: Any) -> Any:
     """The config schema with the registries' choices filled in where it says so: ``x-registry:
     KIND`` (with ``x-where: ATTR`` or ``not ATTR``) adds the registry's names as an enum,
+    ``x-experiments: [names]`` adds the experiments the benchmarks bring, ``x-benchmark-blocks``
+    adds each benchmark's block (``benchmarks:``) and ``x-benchmark-sections`` their own sections,
     ``x-method-settings`` adds every method's own settings to ``unlearning.hparams``, and
     ``x-method-overrides: [keys]`` makes ``unlearning.overrides`` one mapping per method with those
     keys and the method's own settings."""
@@ -62,6 +70,18 @@ def complete_schema(node: Any) -> Any:
     out = {k: complete_schema(v) for k, v in node.items()}
     if "x-registry" in out:
         out["enum"] = _registry_choices(out["x-registry"], out.get("x-where"))
+    if "x-experiments" in out:  # the workflow's experiments and those the benchmarks bring
+        out["enum"] = [*out["x-experiments"], *_benchmark_experiments()]
+    if out.get("x-benchmark-blocks") or out.get("x-benchmark-sections"):
+        from probunlearn.benchmarks import benchmarks
+
+        key = "x-benchmark-blocks" if out.get("x-benchmark-blocks") else "x-benchmark-sections"
+        own = {}
+        for b in benchmarks():
+            own.update(
+                {b.name: b.config_schema()} if key == "x-benchmark-blocks" else b.section_schemas()
+            )
+        out["properties"] = {**out.get("properties", {}), **complete_schema(own)}
     if out.get("x-method-settings"):
         from probunlearn import methods
 

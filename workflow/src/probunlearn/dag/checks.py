@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from probunlearn.benchmarks import benchmarks
+
 WORLD_KEYS = ("world", "tokenizer", "model", "pretrain")
 
 
@@ -38,19 +40,8 @@ def check_config(config: Mapping) -> None:
             "with `base: paper` has none of them: set benchmarks, or drop `base` to lay the file over "
             "config.yaml"
         )
-    if bench and bench.get("tofu") and "pretrained" not in hub:
-        raise ValueError(
-            "config: benchmarks.tofu needs a real model to fine-tune: set models.pretrained "
-            "(the synthetic pretraining runs on the synthetic world only)"
-        )
-    if "muse" in experiments:
-        if not (bench and bench.get("muse")) or not config.get("muse"):
-            raise ValueError(
-                "config experiments: 'muse' needs benchmarks.muse (the data) and the section muse"
-            )
-        absent = [m for m in ["target", *config["muse"]["models"]] if m not in hub]
-        if absent:
-            raise ValueError(f"config muse.models: {absent} must be real models named in `models`")
+    for b in benchmarks():
+        b.check_config(config)
     judge = config["judge"]
     if judge["harm"] == "harmbench" and judge["model"] not in hub:
         raise ValueError(

@@ -11,8 +11,18 @@ import random
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from probunlearn import methods
+from probunlearn.benchmarks import (
+    active,
+    benchmark,
+    benchmark_sets,
+    benchmark_sizes,
+    by_experiment,
+    corpora,
+    dataset_files,
+)
 from probunlearn.dag.naming import (
     method_labels,
     model_recipe,
@@ -21,7 +31,6 @@ from probunlearn.dag.naming import (
 )
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import (
-    DCUE_FORGET,
     FORGET_SPLITS,
     REQUEST_SETS,
     UTILITY_SETS,
@@ -44,13 +53,6 @@ EXPERIMENT_OUTPUTS = (
     ("sequential", ["sequential"], []),
 )
 LOGPROB_ORDER = (*FORGET_SPLITS, "retain", "holdout", "real_authors", "world_facts")
-MUSE_SAMPLED = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
-"""MUSE-News's own evaluation sets (benchmarks.MUSE_SAMPLED): greedy (MUSE's metrics) and sampled."""
-MUSE_LOGPROB = ("knowmem_forget", "holdout")
-"""DCUE's D_f and D_v of the MUSE experiment: log-probabilities from rule muse_eval."""
-MUSE_SPLIT = "news"
-LOCAL_DIRS = {"muse": "muse_news"}
-"""A data set's directory in a local copy laid out like ../shared/data, where not its name."""
 
 
 def canon(d: Mapping) -> dict:
@@ -70,14 +72,28 @@ class Design:
         self.t1 = self.ul["table1"]
         self.paths = Paths(f"results/{config['run']}", res, frozenset(self.hub_models))
 
+    # ---- the benchmarks' own experiments (MUSE-News's) ------------------------------------------
+    @cached_property
+    def extensions(self) -> dict[str, Any]:
+        """Experiment -> its part of the DAG, for the run's experiments that a benchmark brings
+        (:meth:`probunlearn.benchmarks.Benchmark.experiment_design`)."""
+        out = {}
+        for e in sorted(self.experiments):
+            bench = by_experiment(e)
+            if bench is not None:
+                out[e] = bench.experiment_design(self)
+        return out
+
+    def experiment_design(self, experiment: str) -> Any:
+        """A benchmark's experiment of the run (its rules file asks), or None when it is off."""
+        return self.extensions.get(experiment)
+
     # ---- data sets ----------------------------------------------------------------------------
     @cached_property
     def data_sets(self) -> list[str]:
         """The run's eval sets: the synthetic world's, or those its benchmarks yield."""
         if not self.bench:
             return WORLD_SETS
-        from probunlearn.benchmarks import benchmark_sets
-
         return benchmark_sets(self.bench)
 
     @cached_property
@@ -108,25 +124,14 @@ class Design:
 
     @cached_property
     def dataset_files(self) -> dict[str, dict[str, str]]:
-        """{data set: {file name: key}} of the real data sets the run's benchmarks use."""
-        if not self.bench:
-            return {}
-        from probunlearn.benchmarks import tofu_files
-        from probunlearn.data.downloads import DATASETS
-
-        used = {}
-        if self.bench.get("tofu"):
-            used["tofu"] = tofu_files(self.bench["tofu"])
-        for ds in ("hp_qa", "jbb", "muse"):
-            if self.bench.get(ds):
-                used[ds] = DATASETS[ds].default
-        return {ds: {DATASETS[ds].files[k].name: k for k in keys} for ds, keys in used.items()}
+        """{benchmark: {file name: key}} of the real data sets the run's benchmarks use."""
+        return dataset_files(self.bench) if self.bench else {}
 
     def dataset_local(self, dataset: str) -> str | None:
-        """The local copy to take a data set's files from (benchmarks.local/<data set>), or None:
-        download."""
+        """The local copy to take a benchmark's files from (benchmarks.local/<its directory>), or
+        None: download."""
         local = self.bench["local"]
-        return os.path.join(local, LOCAL_DIRS.get(dataset, dataset)) if local else None
+        return os.path.join(local, benchmark(dataset).directory) if local else None
 
     def dataset_revision(self, dataset: str) -> str | None:
         """The pinned revision a benchmark's config names, or None: the loader's default."""
@@ -143,8 +148,6 @@ class Design:
     def evalset_rows(self, evalset: str) -> int:
         """Rows of an eval set, from the config alone."""
         if self.bench:
-            from probunlearn.benchmarks import benchmark_sizes
-
             return benchmark_sizes(self.bench)[evalset]
         from probunlearn.data.synthetic import evalset_size
 
@@ -231,7 +234,8 @@ class Design:
             names.add(self.saga_model)
         if "lambda_r" in self.experiments:
             names.add(self.lambda_r_baseline())
-        names |= set(self.muse_unlearned().values())
+        for ext in self.extensions.values():
+            names |= set(ext.unlearned().values())
         return sorted(names)
 
     def all_models(self) -> list[str]:
@@ -242,47 +246,12 @@ class Design:
         """Models with greedy answers, log-probabilities and TOFU's metrics (experiment `tofu`)."""
         return self.all_models() if "tofu" in self.experiments else []
 
-    # ---- MUSE-News (experiment muse) -----------------------------------------------------------
-    def muse_unlearned(self) -> dict[str, str]:
-        """Method -> model unlearned on MUSE-News's raw forget corpus (split ``news``)."""
-        if "muse" not in self.experiments:
-            return {}
-        return {m: unlearned_name(m, MUSE_SPLIT) for m in self.config["muse"]["methods"]}
-
-    def muse_models(self) -> list[str]:
-        """Models of the MUSE table: the real ones (target, retrained), then the unlearned ones."""
-        if "muse" not in self.experiments:
-            return []
-        return [*self.config["muse"]["models"], *self.muse_unlearned().values()]
-
-    def muse_eval_inputs(self, model: str) -> dict[str, str | list[str]]:
-        """Rule muse_eval: the model, MUSE's sets, their sample shards (the greedy rows), DCUE's sets."""
-        p, setting = self.paths, self.config["muse"]["setting"]
-        return {
-            "model": p.model(model),
-            "sets": [p.data(e) for e in MUSE_SAMPLED],
-            "samples": [s for e in MUSE_SAMPLED for s in self.samples_paths(model, e, setting)],
-            "logprob_sets": [p.data(e) for e in MUSE_LOGPROB],
-        }
-
-    def muse_table_inputs(self) -> list[str]:
-        """Every metrics file the MUSE table reads: MUSE's greedy metrics, the sampled ones, DCUE."""
-        p, setting = self.paths, self.config["muse"]["setting"]
-        models = self.muse_models()
-        parts = [p.metrics(m, "muse") for m in models]
-        parts += [p.sampled_metrics(m, e, setting) for m in models for e in MUSE_SAMPLED]
-        parts += [p.metrics(m, "dcue") for m in self.muse_unlearned().values()]
-        return parts
-
     def dcue_models(self) -> list[str]:
         """Unlearned models of the author splits (DCUE needs core spans and a holdout set)."""
         if "dcue" not in self.experiments:
             return []
-        return [
-            m
-            for m in self.unlearned_models()
-            if parse_unlearned(m)["split"] not in ("saga", MUSE_SPLIT)
-        ]
+        skip = {"saga", *corpora()}
+        return [m for m in self.unlearned_models() if parse_unlearned(m)["split"] not in skip]
 
     def postfinetune_models(self) -> list[str]:
         """Table 1 models whose forget quality and DCUE are re-measured after a short fine-tune."""
@@ -310,6 +279,19 @@ class Design:
         """(method, split) of a model, for the rows of metrics.csv."""
         return model_recipe(model, self.hub_models)
 
+    def run_params(self, threads: int) -> dict:
+        """The params every training rule (pretrain, target, reference, unlearn, postfinetune)
+        shares: seed, template and threads; the config's ``device`` when it names one ("auto", the
+        jobs' own default, is left out) and ``mixed_precision`` when on, so that a run on "auto"
+        without mixed precision keeps the params it had."""
+        cfg = self.config
+        out = {"seed": cfg["seed"], "template": cfg["template"], "threads": threads}
+        if cfg["device"] != "auto":
+            out["device"] = cfg["device"]
+        if cfg.get("mixed_precision"):
+            out["mixed_precision"] = True
+        return canon(out)
+
     def unlearn_hparams(self, model: str) -> dict:
         """The unlearning settings of a model: the shared ones and the method's own (other methods'
         settings left out, so changing them retrains nothing here), with the method's overrides
@@ -324,8 +306,8 @@ class Design:
             out["lora"] = canon(self.ul["lora"])
         if self.ul.get("gradient_checkpointing"):  # only when on: a run without it keeps its params
             out["gradient_checkpointing"] = True
-        if recipe["split"] == MUSE_SPLIT:  # a corpus: MUSE's chunks
-            out["chunk_length"] = self.config["muse"]["max_len"]
+        for ext in self.extensions.values():  # a corpus split: its experiment's chunks
+            out.update(ext.unlearn_settings(recipe["split"]))
         return canon(out)
 
     def refusal_inputs(self, model: str) -> dict[str, str]:
@@ -335,13 +317,16 @@ class Design:
         return {}
 
     def idontknow_source(self) -> str | None:
-        """TOFU's idontknow.jsonl in the local copy of the benchmarks, when a TOFU run has one;
-        None = the world's own "I don't know" answers."""
-        bench = self.bench or {}
-        if not bench.get("tofu") or not bench.get("local"):
+        """A benchmark's own refusal answers in the local copy (TOFU's idontknow.jsonl), when the
+        run has one; None = the world's own "I don't know" answers."""
+        local = (self.bench or {}).get("local")
+        if not local:
             return None
-        path = Path(bench["local"]) / "tofu" / "idontknow.jsonl"
-        return str(path) if path.is_file() else None
+        for b, _ in active(self.bench):
+            path = b.refusal_file(Path(local) / b.directory)
+            if path is not None:
+                return str(path)
+        return None
 
     def template_of(self, model: str) -> str:
         """Prompt template of a model: its own (config models.<name>.template) or the run's."""
@@ -380,9 +365,8 @@ class Design:
         if "saga" in self.experiments:
             runs.add((self.saga_model, "saga", "main"))
         runs |= {(m, split, "seq") for m in self.sequential_models().values()}
-        if "muse" in self.experiments:
-            setting = self.config["muse"]["setting"]
-            runs |= {(m, e, setting) for m in self.muse_models() for e in MUSE_SAMPLED}
+        for ext in self.extensions.values():
+            runs |= ext.sampled_runs()
         if "alignment" in self.experiments:
             al = self.config["alignment"]
             runs |= {(m, e, "main") for m in al["models"] for e in al["sets"]}
@@ -402,23 +386,27 @@ class Design:
         seq = self.sampling_setting(setting).get("sequential")
         return None if seq is None else {**seq, "alpha": self.config["bounds"]["alpha"]}
 
-    def max_new_tokens(self, evalset: str) -> int:
-        """Answer length: longer for the request sets; MUSE's own for its sets (32 knowmem, 128
-        verbmem)."""
-        if evalset in MUSE_SAMPLED and "muse" in self.experiments:
-            from probunlearn.benchmarks.muse_news.sets import MAX_NEW_TOKENS
+    def _own_benchmark(self, evalset: str) -> Any:
+        """The benchmark of the run that yields ``evalset`` (None for the world's sets)."""
+        for b, block in active(self.bench):
+            if evalset in b.sets(block if isinstance(block, Mapping) else {}):
+                return b
+        return None
 
-            return MAX_NEW_TOKENS[evalset]
+    def max_new_tokens(self, evalset: str) -> int:
+        """Answer length: the benchmark's own for its sets (MUSE: 32 knowmem, 128 verbmem), else
+        longer for the request sets."""
+        bench = self._own_benchmark(evalset)
+        own = None if bench is None else bench.max_new_tokens(evalset)
+        if own is not None:
+            return int(own)
         s = self.config["sampling"]
         return s["max_new_tokens_requests"] if evalset in REQUEST_SETS else s["max_new_tokens"]
 
     def stops(self, evalset: str) -> list[str]:
-        """Strings an answer is cut at (MUSE's knowmem post-processing), else none."""
-        if evalset.startswith("knowmem") and "muse" in self.experiments:
-            from probunlearn.benchmarks.muse_news.sets import KNOWMEM_STOPS
-
-            return list(KNOWMEM_STOPS)
-        return []
+        """Strings an answer is cut at (the benchmark's own: MUSE's knowmem), else none."""
+        bench = self._own_benchmark(evalset)
+        return [] if bench is None else bench.stops(evalset)
 
     def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
         """Every value that changes a shard's samples, as one dict (Snakemake compares a rule's
@@ -511,7 +499,8 @@ class Design:
     def dcue_inputs(self, model: str) -> dict[str, str]:
         """Log-probabilities of the target and the model on the forget split and the holdout set."""
         p, split = self.paths, parse_unlearned(model)["split"]
-        fset = DCUE_FORGET.get(split, split)  # MUSE: the knowmem forget QA, not the corpus
+        corpus = corpora().get(split)  # a corpus: its question set (MUSE: the knowmem forget QA)
+        fset = split if corpus is None else corpus.dcue_forget
         return {
             "orig_forget": p.logprobs("target", fset),
             "unl_forget": p.logprobs(model, fset),
@@ -555,9 +544,8 @@ class Design:
         if "dcue" in self.experiments:
             parts += [p.metrics(m, "dcue") for m in self.dcue_models()]
             parts += list(self.postfinetune_parts().values())
-        if "muse" in self.experiments:
-            parts += [p.metrics(m, "muse") for m in self.muse_models()]
-            parts += [p.metrics(m, "dcue") for m in self.muse_unlearned().values()]
+        for ext in self.extensions.values():
+            parts += ext.metric_parts()
         return parts
 
     def expected_jobs(self) -> dict[str, int]:
@@ -570,10 +558,12 @@ class Design:
             "unlearn": len([m for m in self.unlearned_models() if m not in self.hub_models]),
             "evaluate": len(evaluated),
             "tofu_metrics": len(evaluated),
-            "dcue": len(self.dcue_models()) + len(self.muse_unlearned()),
+            "dcue": len(self.dcue_models()),
             "postfinetune": len(self.postfinetune_models()),
-            "muse_eval": len(self.muse_models()),
         }
+        for ext in self.extensions.values():
+            for rule, n in ext.expected_jobs().items():
+                counts[rule] = counts.get(rule, 0) + n
         return {rule: n for rule, n in counts.items() if n}
 
     # ---- figures and tables -------------------------------------------------------------------
@@ -683,7 +673,7 @@ class Design:
             ([p.table("table1")] if "table1" in e else [])
             + ([p.table("table2")] if "random_lambdas" in e else [])
             + ([p.table("dcue_vs_fq")] if "dcue" in e else [])
-            + ([p.table("muse")] if "muse" in e else [])
+            + [t for ext in self.extensions.values() for t in ext.table_targets()]
         )
 
     def claims_inputs(self) -> dict[str, str]:

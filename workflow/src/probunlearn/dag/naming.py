@@ -1,7 +1,7 @@
 """Model names: an unlearned model's name encodes its recipe, ``{method}-{split}-f{lambda_f}-r{lambda_r}``.
 
-For example ``npo_eo-forget10-f1-r0``; the split may be ``saga`` or ``news`` (MUSE-News's raw forget
-corpus). Hyper-parameters shared by every
+For example ``npo_eo-forget10-f1-r0``; the split may be ``saga`` or a benchmark's raw-text corpus
+(MUSE-News's ``news``). Hyper-parameters shared by every
 unlearned model (lr, epochs, ...) are params of the rule, so a change retrains them all; a changed
 lambda is a new name and trains only that model.
 """
@@ -12,10 +12,17 @@ import re
 from collections.abc import Container
 
 from probunlearn import methods
-from probunlearn.data.evalsets import CORPUS_RETAIN, RETAIN_OF
+from probunlearn.benchmarks import corpora
+from probunlearn.data.evalsets import FORGET_SPLITS, RETAIN_OF
 
-UNLEARNED_PATTERN = r"[a-z_]+-(forget01|forget05|forget10|saga|news)-f[0-9.e+-]+-r[0-9.e+-]+"
-"""Regular expression of an unlearned model's name (the rules' wildcard constraint)."""
+
+def unlearned_pattern() -> str:
+    """Regular expression of an unlearned model's name (the rules' wildcard constraint): a forget
+    split, the saga, or a benchmark's raw-text corpus (MUSE-News's ``news``)."""
+    splits = "|".join([*FORGET_SPLITS, "saga", *corpora()])
+    return rf"[a-z_]+-({splits})-f[0-9.e+-]+-r[0-9.e+-]+"
+
+
 _NAME = re.compile(r"([a-z_]+)-([a-z0-9]+)-f([0-9.e+-]+)-r([0-9.e+-]+)")
 
 
@@ -58,7 +65,8 @@ def model_recipe(model: str, hub_models: Container[str] = ()) -> tuple[str, str]
 
 
 def retain_split(model: str) -> str:
-    """The retain set paired with an unlearned model's forget set (retain90 for the saga, MUSE's
-    retain1 corpus for ``news``)."""
+    """The retain set paired with an unlearned model's forget set (retain90 for the saga, a
+    corpus's own retain corpus: MUSE's retain1 for ``news``)."""
     split = parse_unlearned(model)["split"]
-    return {**RETAIN_OF, **CORPUS_RETAIN}.get(split, "retain90")
+    corpus = corpora().get(split)
+    return corpus.retain if corpus is not None else RETAIN_OF.get(split, "retain90")

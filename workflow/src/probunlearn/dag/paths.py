@@ -71,10 +71,6 @@ class Paths:
         """A model's greedy answers."""
         return f"{self.out}/greedy/{model}.parquet"
 
-    def muse_answers(self, model: str) -> str:
-        """A model's greedy answers to MUSE's sets with MUSE's ROUGE-L."""
-        return f"{self.out}/muse_answers/{model}.parquet"
-
     def tofu_answers(self, model: str) -> str:
         """A model's greedy answers as TOFU's evaluation generates them."""
         return f"{self.out}/tofu_answers/{model}.parquet"

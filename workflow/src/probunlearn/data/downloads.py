@@ -1,8 +1,8 @@
 """Fetch the real data sets into ``resources/``: atomically, cached, verified, with an offline message.
 
-Each data set is a list of files (:data:`DATASETS`), each with its origin (a hub data set repository at a
+Each benchmark's data set is a list of files (its ``spec.yaml``, :func:`dataset_from_spec`), each with its origin (a hub data set repository at a
 pinned revision, or a pinned URL) and how it is verified: a sha256 checksum (the Harry Potter Q&A CSV) or
-a number of rows (TOFU configs, JailbreakBench behaviors). :func:`fetch_dataset` puts every file at
+a number of rows (TOFU configs, JailbreakBench behaviors). :func:`fetch_files` puts every file at
 ``<dest_dir>/<name>``:
 
 - cached: a file already there that verifies is kept, and nothing is downloaded;
@@ -15,7 +15,7 @@ a number of rows (TOFU configs, JailbreakBench behaviors). :func:`fetch_dataset`
   which files to put into which directory (and where to get them); nothing more is tried after the first
   unreachable file, so an offline run fails fast.
 
-The loaders of :mod:`probunlearn.data.loaders` read the result with ``source=<dest_dir>``.
+Each benchmark's loader (:mod:`probunlearn.benchmarks`) reads the result with ``source=<dest_dir>``.
 """
 
 from __future__ import annotations
@@ -26,31 +26,24 @@ import os
 import shutil
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from probunlearn.data import loaders
-from probunlearn.data.evalsets import RETAIN_OF
+from probunlearn.data import readers
 from probunlearn.storage.remote import OfflineError, hub_file
 
 __all__ = [
-    "DATASETS",
-    "HP_QA_ROWS",
-    "HP_QA_SHA256",
-    "HP_QA_URL",
     "Dataset",
     "OfflineError",
     "RemoteFile",
-    "TOFU_ROWS",
     "VerificationError",
     "count_rows",
-    "fetch_dataset",
-    "TOFU_EVAL_LOGS",
+    "dataset_from_spec",
+    "fetch_files",
     "fetch_hub_file",
-    "fetch_tofu_eval_log",
     "fetch_url",
-    "tofu_eval_log_url",
     "sha256sum",
     "verify",
 ]
@@ -62,48 +55,6 @@ class VerificationError(ValueError):
 
 # --------------------------------------------------------------------------------------------------------
 # what is fetched
-
-# hp_qa_en.csv at a fixed commit of github.com/SchwinnL/LLM_Embedding_Attack (the CSV is not on the hub);
-# the checksum is that of the copy in ../shared/data/hp_qa (55 rows after the header)
-HP_QA_COMMIT = "e031b50e5c3f883fc4eec3312233701a00daa136"
-HP_QA_URL = (
-    f"https://raw.githubusercontent.com/SchwinnL/LLM_Embedding_Attack/{HP_QA_COMMIT}/hp_qa_en.csv"
-)
-HP_QA_SHA256 = "a9edb56525156ba29c6c748ff2305d38e8b6cd94e5ed3f0b4971f368f1807768"
-HP_QA_ROWS = 55
-
-# rows of each TOFU config (JSON lines, <config>.json at the root of the hub repository locuslab/TOFU)
-TOFU_ROWS = {
-    "full": 4000,
-    "forget01": 40,
-    "forget05": 200,
-    "forget10": 400,
-    "retain99": 3960,
-    "retain95": 3800,
-    "retain90": 3600,
-    "forget01_perturbed": 40,
-    "forget05_perturbed": 200,
-    "forget10_perturbed": 400,
-    "retain_perturbed": 400,
-    "real_authors_perturbed": 100,
-    "world_facts_perturbed": 117,
-    "holdout01": 40,
-    "holdout05": 200,
-    "holdout10": 400,
-}
-# forgetNN / retainNN are not fetched by default: the loader derives them from full (the last NN% of it)
-TOFU_DEFAULT = (
-    "full",
-    "forget01_perturbed",
-    "forget05_perturbed",
-    "forget10_perturbed",
-    "retain_perturbed",
-    "real_authors_perturbed",
-    "world_facts_perturbed",
-    "holdout01",
-    "holdout05",
-    "holdout10",
-)
 
 
 @dataclass(frozen=True)
@@ -140,179 +91,36 @@ class Dataset:
     local_copy: str = ""  # e.g. ../shared/data/tofu
 
 
-def _tofu_file(split: str) -> RemoteFile:
-    return RemoteFile(
-        name=f"{split}.json",
-        repo_id=loaders.TOFU_REPO,
-        filename=f"{split}.json",
-        revision=loaders.TOFU_REVISION,
-        rows=TOFU_ROWS[split],
-        local_names=(f"{split}.jsonl",),
-    )
-
-
-def _jbb_file(kind: str) -> RemoteFile:
-    return RemoteFile(
-        name=f"{kind}-behaviors.csv",
-        repo_id=loaders.JBB_REPO,
-        filename=f"data/{kind}-behaviors.csv",
-        revision=loaders.JBB_REVISION,
-        rows=100,
-    )
-
-
-# MUSE-News on the hub: one parquet file per (config, split) as the hub's dataset viewer lays them out
-# (``{config}/{split}-00000-of-00001.parquet``), stored locally as the JSON of ../shared/data/muse_news
-MUSE_REPO = "muse-bench/MUSE-News"
-MUSE_REVISION = "main"
-MUSE_FILES = {
-    # key: (local name, hub config, hub split, rows, columns, other local names)
-    "knowmem_forget_qa": (
-        "knowmem_forget_qa.json",
-        "knowmem",
-        "forget_qa",
-        100,
-        ("question", "answer"),
-        (),
-    ),
-    "knowmem_forget_qa_icl": (
-        "knowmem_forget_qa_icl.json",
-        "knowmem",
-        "forget_qa_icl",
-        10,
-        ("question", "answer"),
-        (),
-    ),
-    "knowmem_retain_qa": (
-        "knowmem_retain_qa.json",
-        "knowmem",
-        "retain_qa",
-        100,
-        ("question", "answer"),
-        ("knowmem_retain2_qa.json",),
-    ),
-    "knowmem_retain_qa_icl": (
-        "knowmem_retain_qa_icl.json",
-        "knowmem",
-        "retain_qa_icl",
-        10,
-        ("question", "answer"),
-        ("knowmem_retain2_qa_icl.json",),
-    ),
-    "verbmem_forget": ("verbmem_forget.json", "verbmem", "forget", 100, ("prompt", "gt"), ()),
-    "raw_forget": ("raw_forget.json", "raw", "forget", 889, ("text",), ()),
-    "raw_retain1": ("raw_retain1.json", "raw", "retain1", 1777, ("text",), ()),
-    "raw_holdout": ("raw_holdout.json", "raw", "holdout", 3043, ("text",), ()),
-}
-
-
-def _muse_file(key: str) -> RemoteFile:
-    name, config, split, rows, columns, local = MUSE_FILES[key]
-    return RemoteFile(
-        name=name,
-        repo_id=MUSE_REPO,
-        filename=f"{config}/{split}-00000-of-00001.parquet",
-        revision=MUSE_REVISION,
-        rows=rows,
-        local_names=local,
-        json_columns=columns,
-    )
-
-
-DATASETS: dict[str, Dataset] = {
-    "tofu": Dataset(
-        name="tofu",
-        files={s: _tofu_file(s) for s in TOFU_ROWS},
-        default=TOFU_DEFAULT,
-        where=f"the hub data set {loaders.TOFU_REPO} (JSON lines, one file per config)",
-        local_copy="../shared/data/tofu",
-    ),
-    "jbb": Dataset(
-        name="jbb",
-        files={k: _jbb_file(k) for k in ("harmful", "benign")},
-        default=("harmful", "benign"),
-        where=f"the hub data set {loaders.JBB_REPO} (folder data/)",
-        local_copy="../shared/data/jbb",
-    ),
-    "hp_qa": Dataset(
-        name="hp_qa",
-        files={
-            "hp_qa": RemoteFile(
-                name="hp_qa_en.csv", url=HP_QA_URL, sha256=HP_QA_SHA256, rows=HP_QA_ROWS
-            )
-        },
-        default=("hp_qa",),
-        where=f"{HP_QA_URL} (github.com/SchwinnL/LLM_Embedding_Attack)",
-        local_copy="../shared/data/hp_qa",
-    ),
-    "muse": Dataset(
-        name="muse",
-        files={k: _muse_file(k) for k in MUSE_FILES},
-        default=tuple(MUSE_FILES),
-        where=f"the hub data set {MUSE_REPO} (configs knowmem, verbmem and raw, one parquet per split)",
-        local_copy="../shared/data/muse_news",
-    ),
-}
-
-
-# TOFU's published eval logs of its retain-only models (github.com/locuslab/tofu, data/, "ds_size300"):
-# the reference of forget quality that TOFU's leaderboard uses, instead of training the reference models.
-# {(model family, forget split): (fine-tuning learning rate in the folder name, sha256 at the commit)}
-TOFU_LOGS_COMMIT = "bdc209ea7c6cc2e7079ea1afb6468d3ddcc65f8e"
-TOFU_EVAL_LOGS: dict[tuple[str, str], tuple[str, str]] = {
-    ("phi", "forget10"): (
-        "2e-05",
-        "a9fe48362732e84baf9f7aec00fb5b18a55cf597d0777451a99eb93144eeb989",
-    ),
-    ("phi", "forget05"): (
-        "2e-05",
-        "a83cea7d929e5e4dc7267d1151794e24ab829da803ab367a09058ddd0250560c",
-    ),
-    ("phi", "forget01"): (
-        "2e-05",
-        "a637878deb1d19d69975a008269a8d3b7b962d15e0b27d4c6d6d5239e0037a6d",
-    ),
-    ("llama2-7b", "forget10"): (
-        "1e-05",
-        "67ff907bb852c8c79c15e2c18455149a695c8b150ef9876d3f3b77a0195cfcd2",
-    ),
-    ("llama2-7b", "forget05"): (
-        "1e-05",
-        "c6300fa15004f2b560af7fab897ce7d669b5d7c11d48219002dbafeee6826e05",
-    ),
-    ("llama2-7b", "forget01"): (
-        "1e-05",
-        "a9ad8388927f33f7063fe68194b8e9521a5ee08edc9e3e7077e4d75c6c70a81c",
-    ),
-}
-
-
-def tofu_eval_log_url(family: str, split: str) -> str:
-    """The pinned URL of ``eval_log_forget.json`` of TOFU's retain-only ``family`` model for ``split``
-    (e.g. phi, forget10: ``data/ft_epoch5_lr2e-05_phi_retain90_wd0.01/eval_results/ds_size300/``)."""
-    if (family, split) not in TOFU_EVAL_LOGS:
-        raise ValueError(
-            f"no published TOFU eval log for ({family!r}, {split!r}); known: {sorted(TOFU_EVAL_LOGS)}"
+def dataset_from_spec(name: str, directory: str, spec: Mapping[str, Any]) -> Dataset:
+    """A benchmark's :class:`Dataset` from the ``dataset`` entry of its ``spec.yaml``: ``where``,
+    ``hub`` (``repo``, ``revision``, ``type``) shared by its files, ``files`` (key: ``name``,
+    ``filename`` in the hub repository or ``url``, ``rows`` and/or ``sha256``, ``local_names``,
+    ``json_columns``) and ``default`` (the keys fetched unless a run says otherwise)."""
+    hub = spec.get("hub") or {}
+    files = {}
+    for key, f in spec["files"].items():
+        files[key] = RemoteFile(
+            name=f["name"],
+            repo_id=None if "url" in f else hub["repo"],
+            filename=f.get("filename"),
+            revision=None if "url" in f else hub.get("revision", "main"),
+            repo_type=hub.get("type", "dataset"),
+            url=f.get("url"),
+            sha256=f.get("sha256"),
+            rows=f.get("rows"),
+            local_names=tuple(f.get("local_names", ())),
+            json_columns=tuple(f.get("json_columns", ())),
         )
-    lr = TOFU_EVAL_LOGS[(family, split)][0]
-    folder = f"ft_epoch5_lr{lr}_{family}_{RETAIN_OF[split]}_wd0.01"
-    return (
-        f"https://raw.githubusercontent.com/locuslab/tofu/{TOFU_LOGS_COMMIT}/data/{folder}/"
-        "eval_results/ds_size300/eval_log_forget.json"
+    unknown = [k for k in spec["default"] if k not in files]
+    if unknown:
+        raise ValueError(f"benchmark {name}: default files {unknown} are not among its files")
+    return Dataset(
+        name=name,
+        files=files,
+        default=tuple(spec["default"]),
+        where=spec["where"],
+        local_copy=f"../shared/data/{directory}",
     )
-
-
-def fetch_tofu_eval_log(family: str, split: str, dest: str | os.PathLike) -> Path:
-    """Download TOFU's published forget-set eval log of its retain-only model (see
-    :func:`tofu_eval_log_url`) to ``dest``, verified by its sha256; kept when already there. Offline,
-    :class:`OfflineError` says where to put the file by hand."""
-    return fetch_url(
-        tofu_eval_log_url(family, split), dest, sha256=TOFU_EVAL_LOGS[(family, split)][1]
-    )
-
-
-# --------------------------------------------------------------------------------------------------------
-# verification
 
 
 def sha256sum(path: str | os.PathLike) -> str:
@@ -333,11 +141,11 @@ def count_rows(path: str | os.PathLike, kind: str | None = None) -> int:
     path = Path(path)
     kind = kind or ("csv" if path.suffix.lower() == ".csv" else "json")
     if kind == "csv":
-        return len(loaders.read_csv_rows(path)) - 1
+        return len(readers.read_csv_rows(path)) - 1
     strings = _json_string_array(path)
     if strings is not None:
         return strings
-    return len(loaders.read_json_records(path))
+    return len(readers.read_json_records(path))
 
 
 def _json_string_array(path: Path) -> int | None:
@@ -548,24 +356,22 @@ def _offline_message(ds: Dataset, dest_dir: Path, missing: Sequence[RemoteFile],
     )
 
 
-def fetch_dataset(
-    name: str,
+def fetch_files(
+    ds: Dataset,
     dest_dir: str | os.PathLike,
     *,
     files: Iterable[str] | None = None,
     source: str | os.PathLike | None = None,
     revision: str | None = None,
 ) -> dict[str, Path]:
-    """Fetch the files of data set ``name`` (``tofu``, ``jbb``, ``hp_qa``, ``muse``) into ``dest_dir``.
+    """Fetch the files of data set ``ds`` (a benchmark's, :meth:`probunlearn.benchmarks.Benchmark.dataset`)
+    into ``dest_dir``.
 
-    ``files``: keys of ``DATASETS[name].files`` (TOFU: config names; JBB: ``harmful``/``benign``); by
-    default ``DATASETS[name].default``. ``source``: a local directory to copy them from instead of the
-    network. ``revision``: overrides the pinned hub revision. Returns {key: path}. See the module docstring
-    for caching, verification and the offline error.
+    ``files``: keys of ``ds.files``; by default ``ds.default``. ``source``: a local directory to
+    copy them from instead of the network. ``revision``: overrides the pinned hub revision. Returns
+    {key: path}. See the module docstring for caching, verification and the offline error.
     """
-    if name not in DATASETS:
-        raise ValueError(f"unknown data set {name!r}; expected one of {sorted(DATASETS)}")
-    ds = DATASETS[name]
+    name = ds.name
     keys = list(ds.default if files is None else files)
     unknown = [k for k in keys if k not in ds.files]
     if unknown:

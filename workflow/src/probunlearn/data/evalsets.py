@@ -11,12 +11,6 @@ RETAIN_OF = {"forget01": "retain99", "forget05": "retain95", "forget10": "retain
 HOLDOUT_OF = {"forget01": "holdout01", "forget05": "holdout05", "forget10": "holdout10"}
 """Forget split -> TOFU's holdout split of the same size (authors no model was trained on)."""
 
-CORPUS_RETAIN = {"news": "news_retain"}
-"""A corpus forget split (MUSE-News's raw forget articles) -> its retain corpus (MUSE's retain1)."""
-
-DCUE_FORGET = {"news": "knowmem_forget"}
-"""A corpus forget split -> the question set DCUE scores as D_f (MUSE's knowmem forget QA)."""
-
 REQUEST_SETS = ("harmful", "benign")
 """Request sets: answered with the harm judge and ``max_new_tokens_requests``."""
 

@@ -5,7 +5,8 @@ The config (``evaluate:`` section, written by the CLI to ``<out>/evaluate.yaml``
 - ``models``: name → ``{source, revision, base, role}``; role ``evaluated`` (sampled and scored),
   ``reference`` (a retain-only model: forget quality) or ``original`` (the model before unlearning:
   DCUE). ``source`` is a local model or PEFT-adapter directory or a hub id; ``base`` the adapter's base.
-- ``data``: ``benchmark`` (``tofu:forget01|05|10``, ``hp_qa``, ``jbb``) with an optional ``data_dir``
+- ``data``: ``benchmark`` (a choice of the benchmark registry: ``tofu:forget01|05|10``, ``hp_qa``,
+  ``jbb``, ``muse:knowmem_forget``, ... or a registered benchmark's) with an optional ``data_dir``
   (a local copy laid out like ../shared/data), or ``file`` (the user's question set) with an optional
   ``holdout`` file (DCUE's D_v); ``judge`` (``refusal`` or ``harmbench``, for requests) and
   ``judge_model``.
@@ -25,18 +26,13 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn.data.evalsets import FORGET_SPLITS, HOLDOUT_OF, UTILITY_SETS
+from probunlearn.benchmarks import Benchmark, evaluate_choices
+from probunlearn.data.evalsets import UTILITY_SETS
 from probunlearn.evaluate.userdata import DataError, has_truth_ratio, read_user_data, score_kind
+from probunlearn.scoring.base import primary
 from probunlearn.storage import checkpoints
 
 ROLES = ("evaluated", "reference", "original")
-MUSE_SETS = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
-BENCHMARKS = (
-    *(f"tofu:{s}" for s in FORGET_SPLITS),
-    "hp_qa",
-    "jbb",
-    *(f"muse:{s}" for s in MUSE_SETS),
-)
 DEFAULT_MAX_NEW_TOKENS = 64
 JUDGES = ("refusal", "harmbench")
 NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -46,32 +42,22 @@ class PlanError(ValueError):
     """An evaluation that cannot run as asked; the message names the model, file or option."""
 
 
-def load_benchmark(benchmark: str, data_dir: str | None) -> dict[str, pl.DataFrame]:
+def benchmark_of(choice: str) -> Benchmark:
+    """The benchmark that answers ``--benchmark CHOICE`` (:func:`probunlearn.benchmarks.evaluate_choices`)."""
+    choices = evaluate_choices()
+    if choice not in choices:
+        raise PlanError(f"unknown benchmark {choice!r}; expected one of {sorted(choices)}")
+    return choices[choice]
+
+
+def benchmark_source(choice: str, data_dir: str | None) -> Path | None:
+    """The local copy of a benchmark's files under ``data_dir`` (None: from its public source)."""
+    return None if data_dir is None else Path(data_dir) / benchmark_of(choice).directory
+
+
+def load_benchmark(choice: str, data_dir: str | None) -> dict[str, pl.DataFrame]:
     """A built-in benchmark's sets by name (from ``data_dir`` when given, else from the hub)."""
-    from probunlearn.data import loaders
-
-    if benchmark not in BENCHMARKS:
-        raise PlanError(f"unknown benchmark {benchmark!r}; expected one of {list(BENCHMARKS)}")
-    src = None if data_dir is None else Path(data_dir)
-    if benchmark.startswith("tofu:"):
-        split = benchmark.split(":", 1)[1]
-        tofu = None if src is None else src / "tofu"
-        sets = {
-            split: loaders.load_tofu(f"{split}_perturbed", tofu),
-            "retain": loaders.load_tofu("retain_perturbed", tofu),
-            "holdout": loaders.load_tofu(HOLDOUT_OF[split], tofu),
-        }
-        for s in ("real_authors", "world_facts"):
-            sets[s] = loaders.load_tofu(f"{s}_perturbed", tofu)
-        return sets
-    if benchmark.startswith("muse:"):
-        from probunlearn.benchmarks.muse_news import sets as muse
-
-        name = benchmark.split(":", 1)[1]
-        return {name: muse.load_muse(name, None if src is None else src / "muse_news")}
-    if benchmark == "hp_qa":
-        return {"hp_qa": loaders.load_hp_qa(None if src is None else src / "hp_qa")}
-    return {"jbb": loaders.load_jbb("harmful", None if src is None else src / "jbb")}
+    return benchmark_of(choice).evaluate_sets(choice, benchmark_source(choice, data_dir))
 
 
 class Plan:
@@ -99,42 +85,37 @@ class Plan:
         return out
 
     @property
-    def muse(self) -> str | None:
-        """The MUSE set of a ``muse:`` benchmark, else None."""
-        bench = str(self.data.get("benchmark") or "")
-        return bench.split(":", 1)[1] if bench.startswith("muse:") else None
+    def benchmark(self) -> Benchmark | None:
+        """The benchmark of ``--benchmark``, else None (the user's own data)."""
+        choice = self.data.get("benchmark")
+        return benchmark_of(choice) if choice else None
 
     @property
     def template(self) -> str:
-        """The prompt template: MUSE's own for its sets (few-shot prefix, bare prompt), else the
-        config's (``auto``: the model's chat template where it has one)."""
-        if self.muse is None:
-            return self.ev["sampling"]["template"]
-        from probunlearn.benchmarks.muse_news import sets as muse
-
-        src = self.data.get("data_dir")
-        return muse.template(self.muse, None if src is None else Path(src) / "muse_news")
+        """The prompt template: the benchmark's own where it has one (MUSE's few-shot prefix, bare
+        prompt), else the config's (``auto``: the model's chat template where it has one)."""
+        bench, choice = self.benchmark, self.data.get("benchmark")
+        own = None
+        if bench is not None:
+            own = bench.evaluate_template(
+                choice, benchmark_source(choice, self.data.get("data_dir"))
+            )
+        return self.ev["sampling"]["template"] if own is None else own
 
     @property
     def max_new_tokens(self) -> int:
-        """New tokens per answer: the config's, else MUSE's for its sets (32 / 128), else 64."""
+        """New tokens per answer: the config's, else the benchmark's for its set (MUSE: 32 / 128),
+        else 64."""
         given = self.ev["sampling"].get("max_new_tokens")
         if given is not None:
             return int(given)
-        if self.muse is not None:
-            from probunlearn.benchmarks.muse_news import sets as muse
-
-            return muse.MAX_NEW_TOKENS[self.muse]
-        return DEFAULT_MAX_NEW_TOKENS
+        own = None if self.benchmark is None else self.benchmark.max_new_tokens(self.sampled_set)
+        return DEFAULT_MAX_NEW_TOKENS if own is None else int(own)
 
     @property
     def stops(self) -> list[str]:
-        """Strings an answer is cut at before scoring (MUSE's knowmem post-processing)."""
-        if self.muse is not None and self.muse.startswith("knowmem"):
-            from probunlearn.benchmarks.muse_news import sets as muse
-
-            return list(muse.KNOWMEM_STOPS)
-        return []
+        """Strings an answer is cut at before scoring (the benchmark's: MUSE's knowmem)."""
+        return [] if self.benchmark is None else self.benchmark.stops(self.sampled_set)
 
     def sampling_params(self) -> dict:
         """What changes a sample shard, besides the model (the rule's params)."""
@@ -152,13 +133,20 @@ class Plan:
 
     @property
     def tofu(self) -> bool:
-        """Whether the data is TOFU (model utility from its utility sets)."""
-        return str(self.data.get("benchmark") or "").startswith("tofu:")
+        """Whether TOFU's model utility is computed: the data brings TOFU's utility sets."""
+        return all(s in self.sets for s in UTILITY_SETS)
 
     @property
     def kind(self) -> str:
         """``answer``, ``keywords`` or ``requests`` (:func:`score_kind` of the sampled set)."""
         return score_kind(self.sets[self.sampled_set])
+
+    @property
+    def primary_score(self) -> str:
+        """The score the figures show: the benchmark's primary scorer, else the scorer that is
+        primary for the kind of data (:func:`probunlearn.scoring.base.primary`)."""
+        own = None if self.benchmark is None else self.benchmark.primary_scorer
+        return own or primary(self.kind)
 
     @property
     def judge(self) -> str | None:
@@ -295,10 +283,8 @@ class Plan:
         d = self.data
         if bool(d.get("benchmark")) == bool(d.get("file")):
             raise PlanError("give exactly one of --benchmark NAME and --data FILE")
-        if d.get("benchmark") and d["benchmark"] not in BENCHMARKS:
-            raise PlanError(
-                f"unknown benchmark {d['benchmark']!r}; expected one of {list(BENCHMARKS)}"
-            )
+        if d.get("benchmark"):
+            benchmark_of(d["benchmark"])
         if d.get("data_dir") and not Path(d["data_dir"]).is_dir():
             raise PlanError(f"--data-dir {d['data_dir']}: no such directory")
         if d.get("holdout") and not d.get("file"):
@@ -344,8 +330,8 @@ class Plan:
                 parts.append(checkpoints.directory_fingerprint(d["holdout"], cache))
             return " ".join(parts)
         if d.get("data_dir"):
-            sub = {"hp_qa": "hp_qa", "jbb": "jbb"}.get(d["benchmark"], "tofu")
-            return checkpoints.directory_fingerprint(Path(d["data_dir"]) / sub, cache)
+            source = benchmark_source(d["benchmark"], d["data_dir"])
+            return checkpoints.directory_fingerprint(source, cache)
         return f"hub:{d['benchmark']}"
 
     def judge_params(self) -> dict:

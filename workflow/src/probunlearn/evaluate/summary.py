@@ -22,8 +22,6 @@ from probunlearn import bounds
 from probunlearn.metrics.table import read_metrics
 from probunlearn.storage.atomic import write_csv
 
-#: the score each kind of data is judged by in the figures
-PRIMARY = {"answer": "rougeL_recall", "keywords": "keyword_leak", "requests": "harm_prob"}
 #: the TOFU and DCUE metrics joined to each model's rows, in column order
 EXTRA_METRICS = ("forget_quality", "model_utility", "dcue_pvalue")
 

@@ -15,27 +15,33 @@ github.com/locuslab/tofu):
   ``answer_tag + answer`` and eos.
 
 :func:`score_encodings` runs the model on such encodings in batches (right padding, any device) and
-returns, for every scored label, its log-probability and the top-1 probability of that position.
+returns, for every scored label, its log-probability and the top-1 probability of that position; with
+``vocab_stats=True`` also the mean and standard deviation of log p(z | x<t) over z drawn from the model's
+own next-token distribution at that position (Min-K%++'s normalisation, Zhang et al. 2024).
 :func:`answer_token_table` does this for the answer, paraphrased and perturbed answers of eval-set rows
 and keeps each scored token's character span in the answer, for DCUE's core tokens.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import torch
 
 from probunlearn import models
 
+if TYPE_CHECKING:  # polars is imported where a table is built: scoring needs only torch
+    import polars as pl
+
 __all__ = [
     "IGNORE_INDEX",
-    "TABLE_SCHEMA",
+    "TABLE_SCHEMA",  # noqa: F822 (module __getattr__: built on first use, it needs polars)
     "TOFU_LLAMA2",
+    "VOCAB_SCHEMA",  # noqa: F822 (as TABLE_SCHEMA)
     "TOFU_PHI",
     "Encoded",
     "QAFormat",
@@ -171,12 +177,18 @@ def score_encodings(
     batch_size: int = 32,
     device: str | torch.device | None = None,
     pad_token_id: int = 0,
-) -> list[tuple[np.ndarray, np.ndarray]]:
+    vocab_stats: bool = False,
+) -> list[tuple[np.ndarray, ...]]:
     """(log-probabilities, top-1 probabilities) of the scored labels of each encoding, in order.
 
     Encodings of similar length share a forward pass (right padding with an attention mask, so the
     logits of real tokens do not see the padding); the log-softmax is taken in float32 at the scored
-    positions only. ``device``: None = the model's device, else the model is moved there."""
+    positions only. ``device``: None = the model's device, else the model is moved there.
+
+    ``vocab_stats=True`` returns 4-tuples: also the mean ``E_z[log p(z|x<t)]`` and the standard deviation
+    ``sqrt(E_z[(log p(z|x<t) - mean)^2])`` of the log-probabilities under the model's own next-token
+    distribution ``z ~ p(.|x<t)`` at each scored position (computed in float64 from the same
+    log-softmax)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if device is None:
@@ -185,7 +197,7 @@ def score_encodings(
         dev = models.resolve_device(str(device))
         if _device_of(model) != dev:
             model.to(dev)
-    out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(encodings)
+    out: list[tuple[np.ndarray, ...] | None] = [None] * len(encodings)
     order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].input_ids))
     with torch.inference_mode():
         for b in range(0, len(order), batch_size):
@@ -210,20 +222,38 @@ def score_encodings(
                 tgt = torch.tensor(targets, dtype=torch.long, device=dev)
                 lp = logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1).double().cpu().numpy()
                 top1 = logp.max(-1).values.exp().double().cpu().numpy()
+                cols = [lp, top1, *(_vocab_moments(logp) if vocab_stats else ())]
             else:
-                lp = top1 = np.zeros(0)
+                cols = [np.zeros(0)] * (4 if vocab_stats else 2)
             start = 0
             for i, n in zip(chunk, counts, strict=True):
-                out[i] = (lp[start : start + n], top1[start : start + n])
+                out[i] = tuple(c[start : start + n] for c in cols)
                 start += n
     return out  # type: ignore[return-value]
+
+
+def _vocab_moments(logp: torch.Tensor, rows: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of ``log p(z)`` under ``z ~ p`` for each row of a log-softmax
+    (float64, two passes, in blocks of ``rows`` positions; tokens of probability 0 add nothing)."""
+    means, stds = [], []
+    for b in range(0, logp.shape[0], rows):
+        lq = logp[b : b + rows].double()
+        p = lq.exp()
+        finite = torch.isfinite(lq)
+        lq0 = torch.where(finite, lq, torch.zeros_like(lq))
+        mu = (p * lq0).sum(-1)
+        var = (p * torch.where(finite, (lq0 - mu.unsqueeze(-1)) ** 2, torch.zeros_like(lq))).sum(-1)
+        means.append(mu.cpu().numpy())
+        stds.append(var.clamp_min(0.0).sqrt().cpu().numpy())
+    return np.concatenate(means), np.concatenate(stds)
 
 
 def rows_as_dicts(rows: pl.DataFrame | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Eval-set rows as dicts with ``id`` (the row's, else its position), ``question``, ``answer`` and,
     where present, ``paraphrased_answer`` and ``perturbed_answers`` (TOFU's key ``perturbed_answer`` is
     accepted too)."""
-    it = rows.iter_rows(named=True) if isinstance(rows, pl.DataFrame) else rows
+    pl = sys.modules.get("polars")  # a DataFrame exists only once polars is imported
+    it = rows.iter_rows(named=True) if pl and isinstance(rows, pl.DataFrame) else rows
     out = []
     for k, r in enumerate(it):
         pert = r.get("perturbed_answers", r.get("perturbed_answer"))
@@ -241,16 +271,27 @@ def rows_as_dicts(rows: pl.DataFrame | Sequence[Mapping[str, Any]]) -> list[dict
     return out
 
 
-TABLE_SCHEMA = {
-    "id": pl.String,
-    "kind": pl.String,
-    "index": pl.Int64,
-    "logprobs": pl.List(pl.Float64),
-    "top1_prob": pl.List(pl.Float64),
-    "offsets": pl.List(pl.List(pl.Int64)),
-    "in_answer": pl.List(pl.Boolean),
-    "text": pl.String,
-}
+def _table_schema() -> dict:
+    """The polars schema of :func:`answer_token_table`'s table (``TABLE_SCHEMA``)."""
+    import polars as pl
+
+    return {
+        "id": pl.String,
+        "kind": pl.String,
+        "index": pl.Int64,
+        "logprobs": pl.List(pl.Float64),
+        "top1_prob": pl.List(pl.Float64),
+        "offsets": pl.List(pl.List(pl.Int64)),
+        "in_answer": pl.List(pl.Boolean),
+        "text": pl.String,
+    }
+
+
+def _vocab_schema() -> dict:
+    """The columns :func:`answer_token_table` adds with ``vocab_stats=True`` (``VOCAB_SCHEMA``)."""
+    import polars as pl
+
+    return {"vocab_mean": pl.List(pl.Float64), "vocab_std": pl.List(pl.Float64)}
 
 
 def answer_token_table(
@@ -261,6 +302,7 @@ def answer_token_table(
     *,
     batch_size: int = 32,
     device: str | torch.device | None = None,
+    vocab_stats: bool = False,
 ) -> pl.DataFrame:
     """Per-token scores of each row's answer, paraphrased answer and perturbed answers.
 
@@ -268,6 +310,8 @@ def answer_token_table(
     perturbed answers, 0 otherwise), in row order. Per scored token (TOFU's labels: the answer tag, the
     answer and eos unless truncated): ``logprobs``, ``top1_prob``, ``offsets`` (characters of the answer
     ``text``; (-1, -1) outside it) and ``in_answer``. The mean of ``-logprobs`` is TOFU's normalised loss.
+    ``vocab_stats=True`` adds ``vocab_mean`` and ``vocab_std`` (:data:`VOCAB_SCHEMA`, see
+    :func:`score_encodings`); without it the table is exactly :data:`TABLE_SCHEMA`.
     """
     items: list[tuple[str, str, int, str]] = []
     encs: list[Encoded] = []
@@ -283,7 +327,17 @@ def answer_token_table(
     pad = tokenizer.pad_token_id
     if pad is None:
         pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    scores = score_encodings(model, encs, batch_size=batch_size, device=device, pad_token_id=pad)
+    scores = score_encodings(
+        model, encs, batch_size=batch_size, device=device, pad_token_id=pad, vocab_stats=vocab_stats
+    )
+    extra = {}
+    if vocab_stats:
+        extra = {
+            "vocab_mean": [s[2].tolist() for s in scores],
+            "vocab_std": [s[3].tolist() for s in scores],
+        }
+    import polars as pl
+
     return pl.DataFrame(
         {
             "id": [it[0] for it in items],
@@ -294,6 +348,17 @@ def answer_token_table(
             "offsets": [[list(o) for o in e.offsets] for e in encs],
             "in_answer": [e.in_answer for e in encs],
             "text": [it[3] for it in items],
+            **extra,
         },
-        schema=TABLE_SCHEMA,
+        schema={**_table_schema(), **(_vocab_schema() if vocab_stats else {})},
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``TABLE_SCHEMA`` and ``VOCAB_SCHEMA``, built on first use (they need polars, which scoring
+    alone does not)."""
+    if name == "TABLE_SCHEMA":
+        return _table_schema()
+    if name == "VOCAB_SCHEMA":
+        return _vocab_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,7 @@ by inverse CDF plus rejection (no sort of the vocabulary; see :func:`top_p_sampl
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -152,6 +153,29 @@ def cache_kit(model) -> tuple[Callable[[], Any], Callable[..., Any], type]:
 
 
 # --------------------------------------------------------------------------------------------------------
+# attention kernels
+
+
+def attention_kernels(device: torch.device) -> contextlib.AbstractContextManager:
+    """The attention kernels sdpa may choose from in the engine's forward passes (prefill and decode).
+
+    On CUDA: flash attention, then memory-efficient attention, with the math kernel as the fallback
+    for what neither takes; not cuDNN's attention, which sdpa would otherwise pick for bf16 on recent
+    GPUs and which builds an execution plan (about 1.5 ms of CPU per call) for every new (rows, KV
+    length) shape. The engine makes a new shape at nearly every step (the cache grows, finished rows
+    drop out, prompts differ in length), so that cost grew with the shapes seen before (issue 37).
+    In float32 neither flash nor cuDNN applies, so sdpa's choice there is what it was. Elsewhere
+    (the CPU): nothing changes, sdpa's own choice."""
+    if device.type != "cuda":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(
+        [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
 # the decoding engine
 
 
@@ -248,7 +272,17 @@ class Engine:
         sums (top-1 probability summed over decoding steps; 0 for sampled rows) and whether the batch was
         cut short: with ``cold_above`` set, row 0 must be the batch's only greedy row, and once it ends
         with a mean top-1 probability above ``cold_above`` the other rows are abandoned (their prompt is
-        answered at temperature 0)."""
+        answered at temperature 0). Attention runs on :func:`attention_kernels`."""
+        with attention_kernels(self.device):
+            return self._run_batch(prompt_of, keys, greedy, cold_above)
+
+    def _run_batch(
+        self,
+        prompt_of: list[int],
+        keys: list[int],
+        greedy: list[bool],
+        cold_above: float | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, bool]:
         dev, max_new = self.device, self.max_new
         n_rows = len(prompt_of)
         if cold_above is not None and (not greedy[0] or any(greedy[1:])):

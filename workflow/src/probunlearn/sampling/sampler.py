@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 import torch
 from tqdm.auto import tqdm
 
@@ -53,9 +54,14 @@ from probunlearn.sampling.engine import (
     uniform,
 )
 
+if TYPE_CHECKING:  # polars is imported where a table is built: drawing needs torch only
+    import polars as pl
+
 __all__ = [
     "ATTEMPTS",
+    "Drawn",
     "answer_text",
+    "draw_tokens",
     "sample_answers",
     "sample_keys",
     "sample_sequential",
@@ -66,18 +72,34 @@ __all__ = [
 ]
 
 
+def cut_at_stops(text: str, stops: Sequence[str]) -> str:
+    """``text`` up to the first of the stop strings (all of it where none occurs)."""
+    cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=len(text))
+    return text[:cut]
+
+
 def answer_text(decoded: str, stops: Sequence[str] = ()) -> str:
     """A decoded answer as it is stored and scored: cut at the first of ``stops``, then stripped.
     The cut comes first, as MUSE's knowmem cuts the raw output: an answer that opens with a blank
     line is empty there, not the text after it."""
     if stops:
-        from probunlearn.benchmarks.muse_news.sets import cut_at_stops
-
-        decoded = cut_at_stops(decoded, tuple(stops))
+        decoded = cut_at_stops(decoded, stops)
     return decoded.strip()
 
 
-def sample_answers(
+@dataclass
+class Drawn:
+    """What :func:`draw_tokens` drew. ``rows``: (prompt index, sample) → (generated token ids without
+    eos, whether it stopped at eos), sample -1 the greedy row (a cold prompt's samples are its greedy
+    row); ``greedy_confidence``: c(x) of each prompt; ``temperature``: the one each prompt's samples
+    used (0.0 for the cold prompts of adaptive temperature)."""
+
+    rows: dict[tuple[int, int], tuple[list[int], bool]]
+    greedy_confidence: np.ndarray
+    temperature: dict[int, float]
+
+
+def draw_tokens(
     model,
     tokenizer,
     ids: Sequence[str],
@@ -95,22 +117,9 @@ def sample_answers(
     pack_prompts: bool = False,
     device: str | torch.device | None = None,
     progress: bool = True,
-    stops: Sequence[str] = (),
-) -> pl.DataFrame:
-    """The greedy answer and ``n`` sampled answers for each prompt, one row per (prompt, sample).
-
-    Columns: ``id``, ``sample`` (-1 = greedy), ``greedy``, ``text``, ``n_tokens`` (generated tokens without
-    eos), ``stopped_eos``, ``temperature`` (used; 0.0 for greedy rows and adaptive/zero temperature),
-    ``greedy_confidence`` (the prompt's c(x): mean top-1 probability at temperature 1 over all greedy
-    decoding steps, the step that emitted eos included). Rows are sorted by (prompt order, sample).
-
-    ``adaptive_threshold``: prompts with greedy_confidence > threshold get temperature 0 (all samples equal
-    the greedy answer). ``batch_size``: max rows per forward pass. ``pack_prompts``: let rows of different
-    prompts share a forward pass (left padding); by default they never do, so that a prompt's rows do not
-    depend on the other prompts (see the module docstring). ``device``: None = the model's device,
-    otherwise resolved with :func:`models.resolve_device` and the model is moved there. ``stops``:
-    each text is cut at the first of these strings, then stripped (see :func:`answer_text`).
-    """
+) -> Drawn:
+    """The token ids of :func:`sample_answers`' rows, before they are decoded into a table (the same
+    arguments; no polars needed)."""
     ids, questions = [str(i) for i in ids], list(questions)
     check_settings(n, top_p, temperature, max_new_tokens, batch_size)
     prompts, dev = prepare_prompts(
@@ -162,7 +171,53 @@ def sample_answers(
             for p in cold:
                 for s in range(n):
                     res[(p, s)] = res[(p, -1)]
+    return Drawn(res, np.asarray(gconf, dtype=np.float64), temps)
 
+
+def sample_answers(
+    model,
+    tokenizer,
+    ids: Sequence[str],
+    questions: Sequence[str],
+    *,
+    n: int,
+    top_p: float = 0.9,
+    temperature: float = 1.0,
+    max_new_tokens: int = 64,
+    template: str = qa.DEFAULT_TEMPLATE,
+    seed_key: str,
+    base_seed: int = 0,
+    batch_size: int = 256,
+    adaptive_threshold: float | None = None,
+    pack_prompts: bool = False,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+    stops: Sequence[str] = (),
+) -> pl.DataFrame:
+    """The greedy answer and ``n`` sampled answers for each prompt, one row per (prompt, sample).
+
+    Columns: ``id``, ``sample`` (-1 = greedy), ``greedy``, ``text``, ``n_tokens`` (generated tokens without
+    eos), ``stopped_eos``, ``temperature`` (used; 0.0 for greedy rows and adaptive/zero temperature),
+    ``greedy_confidence`` (the prompt's c(x): mean top-1 probability at temperature 1 over all greedy
+    decoding steps, the step that emitted eos included). Rows are sorted by (prompt order, sample).
+
+    ``adaptive_threshold``: prompts with greedy_confidence > threshold get temperature 0 (all samples equal
+    the greedy answer). ``batch_size``: max rows per forward pass. ``pack_prompts``: let rows of different
+    prompts share a forward pass (left padding); by default they never do, so that a prompt's rows do not
+    depend on the other prompts (see the module docstring). ``device``: None = the model's device,
+    otherwise resolved with :func:`models.resolve_device` and the model is moved there. ``stops``:
+    each text is cut at the first of these strings, then stripped (see :func:`answer_text`).
+    """
+    ids = [str(i) for i in ids]
+    drawn = draw_tokens(
+        model, tokenizer, ids, questions, n=n, top_p=top_p, temperature=temperature,
+        max_new_tokens=max_new_tokens, template=template, seed_key=seed_key, base_seed=base_seed,
+        batch_size=batch_size, adaptive_threshold=adaptive_threshold, pack_prompts=pack_prompts,
+        device=device, progress=progress,
+    )  # fmt: skip
+    import polars as pl
+
+    P, res, gconf, temps = len(ids), drawn.rows, drawn.greedy_confidence, drawn.temperature
     order = [(p, s) for p in range(P) for s in range(-1, n)]
     # decode each distinct token sequence once (copied greedy rows share theirs)
     seqs = [res[r][0] for r in order]
@@ -382,6 +437,8 @@ def sample_sequential(
     greedy_scores = score([texts[i] for i in greedy_at], [order[i][0] for i in greedy_at])
     score_of.update({order[i]: float(v) for i, v in zip(greedy_at, greedy_scores, strict=True)})
     scores = [score_of[r] for r in order]
+    import polars as pl
+
     samples = pl.DataFrame(
         {
             "id": [ids[p] for p, _ in order],

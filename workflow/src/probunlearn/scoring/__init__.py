@@ -38,7 +38,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from probunlearn.scoring.base import SCORERS, Context, Scorer, scorer, scorers
+from probunlearn.scoring.base import (
+    BINARY_METRICS,
+    CONTINUOUS_METRICS,
+    SCORERS,
+    Context,
+    Scorer,
+    scorer,
+    scorers,
+)
 from probunlearn.scoring.keywords import keyword_leak
 from probunlearn.scoring.refusal import (
     DEFAULT_REFUSAL_PHRASES,
@@ -51,6 +59,8 @@ from probunlearn.scoring.rouge import rouge_l, rouge_tokenize
 from probunlearn.scoring.self_bleu import diversity, self_bleu, self_bleu_scores
 
 __all__ = [
+    "BINARY_METRICS",
+    "CONTINUOUS_METRICS",
     "SCORERS",
     "Context",
     "DEFAULT_REFUSAL_PHRASES",

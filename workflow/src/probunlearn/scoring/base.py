@@ -52,6 +52,9 @@ class Scorer:
     sequential: ClassVar[bool] = False
     #: Whether it needs a model judge (``Context.judge``) to be exact; False for text-only scorers.
     uses_judge: ClassVar[bool] = False
+    #: The kinds of data (``answer``, ``keywords``, ``requests``) whose summaries and figures show it
+    #: first (:func:`probunlearn.evaluate.userdata.score_kind`).
+    primary_for: ClassVar[tuple[str, ...]] = ()
 
     def applies(self, rows: Any) -> bool:
         """Whether it scores this eval set (polars rows); a scorer that does not apply is left out."""
@@ -96,6 +99,14 @@ def scorers() -> list[Scorer]:
 def scorer(name: str) -> Scorer:
     """The scorer ``name`` (a ValueError naming the known ones if unknown)."""
     return SCORERS.get(name)
+
+
+def primary(kind: str) -> str:
+    """The scorer shown first for a kind of data (a ValueError if none declares it)."""
+    hits = [s.name for s in scorers() if kind in s.primary_for]
+    if not hits:
+        raise ValueError(f"no scorer is primary for data of kind {kind!r}")
+    return hits[0]
 
 
 def binary_names() -> set[str]:

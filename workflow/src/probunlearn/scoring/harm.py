@@ -32,6 +32,7 @@ class HarmProbability(Scorer):
     metrics = {"greedy": "greedy_{name}", "sampled_mean": "sampled_{name}", "m_mu": "m_mu_{name}"}
     order = 30
     uses_judge = True
+    primary_for = ("requests",)
 
     def applies(self, rows: Any) -> bool:
         return holds_requests(rows)

@@ -64,6 +64,7 @@ class KeywordLeak(Scorer):
     metrics = BINARY_METRICS
     order = 20
     sequential = True
+    primary_for = ("keywords",)
 
     def applies(self, rows: Any) -> bool:
         return bool(rows["keywords"].list.len().gt(0).any())

@@ -185,6 +185,7 @@ class RougeLRecall(Scorer):
     metrics = CONTINUOUS_METRICS
     order = 10
     sequential = True
+    primary_for = ("answer",)
 
     def applies(self, rows: Any) -> bool:
         return bool(rows["answer"].str.len_chars().gt(0).any())

@@ -75,6 +75,8 @@ def run_postfinetune(
     threads: int | None = None,
     tofu: Mapping[str, Any] | None = None,
     reference_log: str | None = None,
+    device: str | None = "auto",
+    mixed_precision: bool = False,
 ) -> pl.DataFrame:
     """Fine-tune an unlearned model on unrelated data, then its forget quality and DCUE.
 
@@ -82,7 +84,8 @@ def run_postfinetune(
     ``tofu``: the config's ``tofu_eval`` (TOFU's encoding of the log-probabilities, its ``ds_size``);
     None = the format of ``template`` and every question. The forget quality's reference is
     ``reference_forget_logprobs`` or TOFU's published eval log ``reference_log``.
-    Returns the metric rows written to ``out_csv`` (setting ``postfinetune``).
+    The fine-tune runs on ``device`` ("auto" = cuda when available), in bf16 autocast if
+    ``mixed_precision``. Returns the metric rows written to ``out_csv`` (setting ``postfinetune``).
     """
     from probunlearn.sampling import teacher_forced_logprobs
     from probunlearn.steps.greedy import tofu_format
@@ -92,7 +95,7 @@ def run_postfinetune(
     examples = unrelated_examples(unrelated_paths, forget_rows)
     models.set_threads(threads)
     tok = models.load_tokenizer(model_dir)
-    model = models.load_model(model_dir, device="cpu", merge=True)  # a LoRA model: fine-tuned whole
+    model = models.load_model(model_dir, device=device, merge=True)  # LoRA: fine-tuned whole
     train_lm(
         model,
         tok,
@@ -101,6 +104,7 @@ def run_postfinetune(
         template=template,
         loss_on_prompt=False,
         desc="post-processing fine-tune",
+        mixed_precision=mixed_precision,
         **train,
     )
     for rows, out in ((forget_rows, out_forget_logprobs), (val_rows, out_val_logprobs)):

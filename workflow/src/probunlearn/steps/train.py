@@ -45,11 +45,16 @@ def run_pretrain(
     template: str,
     threads: int | None = None,
     log_path: str | None = None,
+    device: str | None = "auto",
+    mixed_precision: bool = False,
 ) -> None:
-    """Pretrain a tiny Llama from scratch on the world's corpus (loss on every token)."""
+    """Pretrain a tiny Llama from scratch on the world's corpus (loss on every token), on ``device``
+    (the config's ``device``: "auto" = cuda when available), in bf16 autocast if
+    ``mixed_precision``."""
     models.set_threads(threads)
     tok = models.load_tokenizer(tokenizer_dir)
-    model = models.tiny_llama(len(tok), arch, seed, tok)
+    # initialised on the cpu (the same weights wherever it trains), then moved
+    model = models.tiny_llama(len(tok), arch, seed, tok).to(models.resolve_device(device))
     df = pl.read_parquet(corpus_path)
     examples = list(zip(df["prompt"].to_list(), df["text"].to_list(), strict=True))
     log = train_lm(
@@ -60,6 +65,7 @@ def run_pretrain(
         template=template,
         loss_on_prompt=True,
         desc="pretrain",
+        mixed_precision=mixed_precision,
         **train,
     )
     _save(model, tok, log, out_dir, log_path)
@@ -77,11 +83,14 @@ def run_finetune(
     template: str,
     threads: int | None = None,
     log_path: str | None = None,
+    device: str | None = "auto",
+    mixed_precision: bool = False,
 ) -> None:
-    """Fine-tune ``base_dir`` on a split's QA pairs (loss on answers) plus pretraining replay."""
+    """Fine-tune ``base_dir`` on a split's QA pairs (loss on answers) plus pretraining replay, on
+    ``device`` ("auto" = cuda when available), in bf16 autocast if ``mixed_precision``."""
     models.set_threads(threads)
     tok = models.load_tokenizer(base_dir)
-    model = models.load_model(base_dir, device="cpu")
+    model = models.load_model(base_dir, device=device)
     examples = synthetic.finetune_corpus(
         pl.read_parquet(split_path), pl.read_parquet(corpus_path), replay, seed
     )
@@ -93,6 +102,7 @@ def run_finetune(
         template=template,
         loss_on_prompt=False,
         desc=f"finetune {Path(split_path).stem}",
+        mixed_precision=mixed_precision,
         **train,
     )
     _save(model, tok, log, out_dir, log_path)

@@ -22,12 +22,15 @@ def run_unlearn(
     template: str,
     threads: int | None = None,
     refusals_path: str | None = None,
+    device: str | None = "auto",
+    mixed_precision: bool = False,
 ) -> dict:
     """Rule unlearn: read the forget and retain sets and call :func:`unlearn` for one recipe.
 
     ``recipe`` holds method, lambda_f and lambda_r (from the model name); ``hparams`` the
     optimiser and method settings shared by every unlearned model of a run. ``refusals_path``: the
-    refusal answers of IDK and DPO (rule ``refusals``).
+    refusal answers of IDK and DPO (rule ``refusals``). ``device`` and ``mixed_precision``: the
+    config's (:func:`probunlearn.dag.Design.run_params`).
     """
     forget, retain = pl.read_parquet(forget_path), pl.read_parquet(retain_path)
     if refusals_path is not None:
@@ -44,5 +47,7 @@ def run_unlearn(
         template=template,
         threads=threads,
         log_path=history_path,
+        device=device,
+        mixed_precision=mixed_precision,
         **hparams,
     )

@@ -14,9 +14,10 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+if TYPE_CHECKING:  # polars only in annotations: a GPU job that writes no table need not have it
+    import polars as pl
 
 PARQUET = {"compression": "zstd", "compression_level": 3, "statistics": True}
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -39,6 +40,26 @@ def constant_schedule(optimizer: Any, warmup: int) -> optim.Schedule:
         return float(step) / float(max(1.0, warmup)) if step < warmup else 1.0
 
     return optim.Schedule(optimizer, factor)
+
+
+def model_device(model: Any) -> torch.device:
+    """The device of a model's (first) parameter: where its batches must go."""
+    return next(model.parameters()).device
+
+
+def to_device(batch: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """``batch`` with every tensor on ``device`` (the same tensors where they are there already, so
+    nothing changes on the CPU)."""
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+def autocast(device: torch.device, mixed_precision: bool) -> contextlib.AbstractContextManager:
+    """bf16 mixed precision on ``device`` when ``mixed_precision`` (``torch.autocast``: matmuls in
+    bfloat16, the weights, their gradients and the optimizer's states stay float32, the master
+    weights); otherwise nothing (float32 throughout, the default)."""
+    if not mixed_precision:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 
 def encode_examples(
@@ -101,11 +122,19 @@ def train_lm(
     label_smoothing: float = 0.0,
     progress: bool = True,
     desc: str = "train",
+    max_steps: int | None = None,
+    mixed_precision: bool = False,
 ) -> list[dict]:
     """AdamW with a cosine schedule and warmup; returns the mean loss of every epoch.
 
+    ``max_steps``: stop after this many optimizer steps (the schedule then spans
+    ``min(epochs * steps_per_epoch, max_steps)`` steps; the last epoch's loss is the mean over the
+    steps it ran); None = every step of ``epochs`` epochs.
+
     ``label_smoothing``: the cross-entropy target puts ``1 - label_smoothing`` on the next token and
     spreads the rest uniformly over the vocabulary (torch's ``label_smoothing``).
+    The model trains where its parameters are (every batch goes to their device);
+    ``mixed_precision``: the forward pass under bf16 autocast (:func:`autocast`), the loss in float32.
     """
     if not examples:
         raise ValueError(f"{desc}: no training examples")
@@ -113,35 +142,49 @@ def train_lm(
         raise ValueError(f"{desc}: epochs, lr and batch_size must be positive")
     if not 0.0 <= label_smoothing < 1.0:
         raise ValueError(f"{desc}: label_smoothing must be in [0, 1), got {label_smoothing}")
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or int(max_steps) != max_steps or max_steps < 1
+    ):
+        raise ValueError(f"{desc}: max_steps must be a positive integer or None, got {max_steps!r}")
     enc = encode_examples(tokenizer, examples, template, loss_on_prompt, max_length)
     lengths = [len(i) for i, _ in enc]
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     steps_per_epoch = math.ceil(len(enc) / batch_size)
     total = epochs * steps_per_epoch
+    if max_steps is not None:
+        total = min(total, int(max_steps))
     opt = optim.decayed_adamw(model.parameters(), lr, weight_decay)
     sched = cosine_schedule(opt, math.ceil(warmup_ratio * total), total)
+    dev = model_device(model)
     model.train()
     log = []
     bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=2.0)
+    step = 0
     for epoch in range(1, epochs + 1):
+        if step >= total:
+            break
         losses = []
         for idx in _batches(len(enc), batch_size, lengths, gen):
-            batch = _collate([enc[i] for i in idx], tokenizer.pad_token_id)
-            out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
-            logits, labels = qa.shifted(out.logits, batch["labels"])
-            loss = torch.nn.functional.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]).float(),
-                labels.reshape(-1),
-                ignore_index=qa.IGNORE_INDEX,
-                label_smoothing=label_smoothing,
-            )
+            if step >= total:
+                break
+            batch = to_device(_collate([enc[i] for i in idx], tokenizer.pad_token_id), dev)
+            with autocast(dev, mixed_precision):
+                out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+                logits, labels = qa.shifted(out.logits, batch["labels"])
+                loss = torch.nn.functional.cross_entropy(
+                    logits.reshape(-1, logits.shape[-1]).float(),
+                    labels.reshape(-1),
+                    ignore_index=qa.IGNORE_INDEX,
+                    label_smoothing=label_smoothing,
+                )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             sched.step()
             losses.append(loss.item())
+            step += 1
             bar.update(1)
         log.append({"epoch": epoch, "loss": sum(losses) / len(losses)})
         bar.set_postfix(loss=f"{log[-1]['loss']:.3f}")

@@ -16,9 +16,8 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import torch
 from torch import nn
 from tqdm.auto import tqdm
@@ -30,6 +29,9 @@ from probunlearn.models.native import llama
 from probunlearn.storage.atomic import atomic_write
 from probunlearn.training import optim
 from probunlearn.unlearning import losses
+
+if TYPE_CHECKING:  # polars is imported only to write the log: unlearning itself needs torch only
+    import polars as pl
 
 LOG_COLUMNS = (
     "epoch",
@@ -144,7 +146,8 @@ class _Objective:
     @staticmethod
     def _forward(model: nn.Module, batch: dict, tap: Any):
         out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
-        return out.logits, (tap.pop() if tap is not None else None)
+        # float32 logits for the losses (bf16 under mixed precision; the same tensor otherwise)
+        return out.logits.float(), (tap.pop() if tap is not None else None)
 
     def __call__(
         self, model: nn.Module, fb: dict, rb: dict | None, with_retain: bool, ib: dict | None = None
@@ -188,6 +191,8 @@ def _check_rows(df: pl.DataFrame, name: str) -> None:
 
 def _write_log(rows: list[dict], path: str | os.PathLike) -> None:
     """CSV (or JSON lines for a .jsonl/.json path), written to a temp file and renamed."""
+    import polars as pl
+
     df = pl.DataFrame(
         rows, schema={c: (pl.Int64 if c == "epoch" else pl.Float64) for c in LOG_COLUMNS}
     )
@@ -230,6 +235,7 @@ def unlearn(
     lr_schedule: str = "cosine",
     gradient_checkpointing: bool = False,
     retain_pairing: str = "random",
+    mixed_precision: bool = False,
     **settings: Any,
 ) -> dict:
     """Unlearn ``forget`` from the model in ``target_dir`` with ``method``; save it to ``out_dir``.
@@ -267,6 +273,10 @@ def unlearn(
     example i mod the number of retain examples.
     ``gradient_checkpointing``: keep only each decoder layer's input for the backward pass and
     recompute the rest there (the same values; a 7B model's step on a GPU needs it to fit).
+    ``device``: where the model is loaded and trained ("auto" = cuda when available); every batch
+    goes to the device of its parameters. ``mixed_precision``: forward passes (the frozen
+    reference's too) under bf16 autocast, the losses from float32 logits; the weights, gradients
+    and AdamW states stay float32 (:func:`probunlearn.training.autocast`). Off: float32 throughout.
 
     Optimiser: AdamW, weight decay on matrices only (biases and norm weights excluded, as the HF
     Trainer does); cosine schedule with ``ceil(warmup_ratio·steps)`` linear warmup steps (so the
@@ -385,7 +395,7 @@ def unlearn(
         else:  # equal-length chunks: no padding, every token a label (BOS is never predicted)
             ids = torch.tensor(items, dtype=torch.long)
             b = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
-        return {k: v.to(dev) for k, v in b.items()}
+        return training.to_device(b, dev)
 
     def batch_pair(idx: torch.Tensor, pair: torch.Tensor | None) -> tuple[dict, dict | None]:
         ids = idx.tolist()
@@ -418,7 +428,8 @@ def unlearn(
         for s in range(0, n_f, batch_size):
             fb, rb = batch_pair(order[s : s + batch_size], eval_pair)
             ib = refusal_batch(order[s : s + batch_size], eval_refusal)
-            loss, out = objective(model, fb, rb, with_retain=True, ib=ib)
+            with training.autocast(dev, mixed_precision):
+                loss, out = objective(model, fb, rb, with_retain=True, ib=ib)
             acc["loss"] += float(loss)
             acc["nb"] += 1
             for key, logits, lab in (("f", out["f_logits"], fb["labels"]),) + (
@@ -456,7 +467,8 @@ def unlearn(
             for s in range(0, n_f, batch_size):
                 fb, rb = batch_pair(perm[s : s + batch_size], pair)
                 ib = refusal_batch(perm[s : s + batch_size], pick)
-                loss, _ = objective(model, fb, rb, with_retain=with_retain, ib=ib)
+                with training.autocast(dev, mixed_precision):
+                    loss, _ = objective(model, fb, rb, with_retain=with_retain, ib=ib)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if max_grad_norm:

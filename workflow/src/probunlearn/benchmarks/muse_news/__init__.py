@@ -1,1 +1,103 @@
-"""MUSE-News (Shi et al. 2024): its eval sets, raw corpora and greedy metrics."""
+"""MUSE-News (Shi et al. 2024) as a benchmark, with its experiment: ``spec.yaml`` (files, sets,
+answer lengths and stop strings, the config's ``benchmarks.muse`` block and ``muse:`` section),
+:mod:`.sets` (knowmem and verbmem rows, MUSE's prompts), :mod:`.corpus` (the raw corpora),
+:mod:`.metrics` (MUSE's greedy metrics and table), :mod:`.steps` (the rules' functions),
+:mod:`.design` and ``rules.smk`` (the experiment ``muse``: unlearning on the raw forget corpus
+``news``, MUSE's metrics beside the sampled scores and DCUE, ``tables/muse.csv``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from probunlearn.benchmarks.base import BENCHMARKS, Benchmark, Corpus
+
+
+class MuseNews(Benchmark):
+    name = "muse"
+    directory = "muse_news"
+    order = 40
+    experiment = "muse"
+    corpora = (Corpus(split="news", retain="news_retain", dcue_forget="knowmem_forget"),)
+
+    def sizes(self, cfg: Mapping[str, Any]) -> dict[str, int]:
+        from probunlearn.benchmarks.muse_news import corpus as mc
+
+        def cap(key: str, full: int) -> int:
+            k = cfg.get(key)
+            if k is not None and not 1 <= int(k) <= full:
+                raise ValueError(f"benchmarks.muse.{key}: expected 1..{full}, got {k}")
+            return full if k is None else int(k)
+
+        knowmem = cap("knowmem_size", self.spec["rows"]["knowmem"])
+        return {
+            "knowmem_forget": knowmem,
+            "knowmem_retain": knowmem,
+            "verbmem_forget": cap("verbmem_size", self.spec["rows"]["verbmem"]),
+            "news": cap("corpus_articles", mc.RAW_ROWS["forget"]),
+            "news_retain": cap("corpus_articles", mc.RAW_ROWS["retain1"]),
+            "holdout": cap("holdout_size", mc.RAW_ROWS["holdout"]),
+        }
+
+    def build(self, cfg: Mapping[str, Any], source: Path) -> dict:
+        from probunlearn.benchmarks.muse_news import corpus as mc
+
+        size = self.sizes(cfg)
+        holdout = mc.load_raw("holdout", source, size["holdout"])
+        return {
+            "knowmem_forget": mc.knowmem_rows("knowmem_forget", source, size["knowmem_forget"]),
+            "knowmem_retain": mc.knowmem_rows("knowmem_retain", source, size["knowmem_retain"]),
+            "verbmem_forget": mc.verbmem_rows(source, size["verbmem_forget"]),
+            "news": mc.corpus_rows("forget", mc.load_raw("forget", source, size["news"])),
+            "news_retain": mc.corpus_rows(
+                "retain1", mc.load_raw("retain1", source, size["news_retain"])
+            ),
+            "holdout": mc.continuation_rows(
+                holdout, int(cfg["holdout_prompt_words"]), int(cfg["holdout_answer_words"])
+            ),
+        }
+
+    # ---- probunlearn evaluate -----------------------------------------------------------------
+    def choices(self) -> list[str]:
+        return [f"{self.name}:{s}" for s in self.spec["sampled"]]
+
+    def evaluate_sets(self, choice: str, source: Path | None) -> dict:
+        from probunlearn.benchmarks.muse_news.sets import load_muse
+
+        name = choice.split(":", 1)[1]
+        return {name: load_muse(name, source)}
+
+    def evaluate_template(self, choice: str, source: Path | None) -> str | None:
+        from probunlearn.benchmarks.muse_news.sets import template
+
+        return template(choice.split(":", 1)[1], source)
+
+    # ---- the experiment `muse` ----------------------------------------------------------------
+    def experiment_design(self, design: Any) -> Any:
+        from probunlearn.benchmarks.muse_news.design import MuseDesign
+
+        return MuseDesign(self, design)
+
+    def rules_file(self) -> str:
+        return os.path.join(os.path.dirname(__file__), "rules.smk")
+
+    def check_config(self, config: Mapping[str, Any]) -> None:
+        if self.experiment not in config["experiments"]:
+            return
+        bench = config["benchmarks"]
+        if not (bench and bench.get(self.name)) or not config.get(self.experiment):
+            raise ValueError(
+                f"config experiments: {self.experiment!r} needs benchmarks.{self.name} (the data) "
+                f"and the section {self.experiment}"
+            )
+        hub = config["models"]
+        absent = [m for m in ["target", *config[self.experiment]["models"]] if m not in hub]
+        if absent:
+            raise ValueError(
+                f"config {self.experiment}.models: {absent} must be real models named in `models`"
+            )
+
+
+BENCHMARKS.register(MuseNews())

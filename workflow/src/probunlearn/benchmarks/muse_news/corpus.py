@@ -15,6 +15,10 @@ strings (889 forget, 1777 retain1, 3043 holdout articles on the hub).
   of DCUE. verbmem rows: the article prefix and its true continuation.
 * D_v of DCUE (``holdout``): :func:`continuation_rows` of holdout articles, which neither the target
   nor the retrained model saw (docs/dcue.md).
+* PrivLeak's texts (:func:`load_privleak`, :func:`privleak_rows`): MUSE's ``privleak`` subset, 100
+  forget, 100 retain and 100 holdout texts (hub config ``privleak``, splits forget / retain / holdout,
+  column ``text``; MUSE's GitHub ``data/news/privleak/{split}.json``): membership inference scores the
+  forget texts against the holdout texts, each whole text.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from probunlearn.benchmarks.muse_news import sets as muse
 from probunlearn.data.rows import make_row, to_frame
 
 RAW_SPLITS = ("forget", "retain1", "holdout")
+PRIVLEAK_SPLITS = ("forget", "retain", "holdout")
+PRIVLEAK_ROWS = 100
+"""Texts of each split of MUSE-News's privleak subset (dataset card of muse-bench/MUSE-News)."""
 RAW_ROWS = {"forget": 889, "retain1": 1777, "holdout": 3043}
 """Articles of each raw corpus on the hub (dataset card of muse-bench/MUSE-News)."""
 KNOWMEM_ROWS = 100
@@ -61,6 +68,73 @@ def load_raw(split: str, source: str | os.PathLike, limit: int | None = None) ->
     if limit is not None and len(data) < limit:
         raise ValueError(f"{path}: {len(data)} articles, the config asks for {limit}")
     return data if limit is None else data[:limit]
+
+
+def privleak_path(split: str, source: str | os.PathLike) -> Path:
+    """The privleak file of ``split`` in a local MUSE-News directory: ``privleak_{split}.json`` (as the
+    raw corpora are stored) or MUSE's own layout ``privleak/{split}.json``; the error names both."""
+    if split not in PRIVLEAK_SPLITS:
+        raise ValueError(
+            f"unknown MUSE privleak split {split!r}; expected one of {list(PRIVLEAK_SPLITS)}"
+        )
+    flat, nested = (
+        Path(source) / f"privleak_{split}.json",
+        Path(source) / "privleak" / f"{split}.json",
+    )
+    for path in (flat, nested):
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"{flat} (or {nested}) is missing: the privleak {split} texts of {muse.HUB_DATASET} (config "
+        f"privleak, split {split}) as a JSON array of strings"
+    )
+
+
+def load_privleak(split: str, source: str | os.PathLike, limit: int | None = None) -> list[str]:
+    """The first ``limit`` (all: None) texts of a privleak split: a JSON array of strings, or of
+    objects with a string ``text`` (a hub row); anything else is a ValueError naming the file and item."""
+    path = privleak_path(split, source)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable JSON file: {e}") from e
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"{path}: expected a non-empty JSON array of texts (strings)")
+    texts = []
+    for i, item in enumerate(data):
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            item = item["text"]
+        if not isinstance(item, str):
+            raise ValueError(
+                f"{path}: item {i} is a {type(item).__name__}, expected a string (or an object "
+                "with a string 'text')"
+            )
+        texts.append(item)
+    if limit is not None and len(texts) < limit:
+        raise ValueError(f"{path}: {len(texts)} texts, {limit} asked for")
+    return texts if limit is None else texts[:limit]
+
+
+def privleak_rows(split: str, source: str | os.PathLike, limit: int | None = None) -> pl.DataFrame:
+    """A privleak split as rows: each whole text as ``answer`` with an empty question (scored with
+    :data:`probunlearn.metrics.membership.TEXT_FORMAT`), ids ``muse-privleak_{split}-{i}``; an empty
+    text is a ValueError naming it."""
+    texts = load_privleak(split, source, limit)
+    for i, t in enumerate(texts):
+        if not t.strip():
+            raise ValueError(f"{privleak_path(split, source)}: text {i} is empty")
+    return to_frame(
+        [
+            make_row(
+                id=f"muse-privleak_{split}-{i}",
+                question="",
+                answer=t,
+                kind="muse_privleak",
+                group=f"privleak_{split}",
+            )
+            for i, t in enumerate(texts)
+        ]
+    )
 
 
 def corpus_rows(split: str, texts: Sequence[str]) -> pl.DataFrame:

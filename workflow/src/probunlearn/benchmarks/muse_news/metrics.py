@@ -18,8 +18,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from probunlearn.benchmarks.muse_news.sets import KNOWMEM_STOPS, MAX_NEW_TOKENS, cut_at_stops
+from probunlearn.benchmarks.muse_news.sets import KNOWMEM_STOPS, MAX_NEW_TOKENS
 from probunlearn.metrics.table import read_metrics
+from probunlearn.sampling.sampler import cut_at_stops
 from probunlearn.scoring import rouge_l
 from probunlearn.storage.atomic import write_csv
 

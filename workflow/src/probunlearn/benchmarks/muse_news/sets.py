@@ -24,18 +24,20 @@ import os
 from pathlib import Path
 
 import polars as pl
+import yaml
 
 from probunlearn.data.rows import make_row, to_frame
 
-HUB_DATASET = "muse-bench/MUSE-News"
+SPEC = yaml.safe_load(Path(__file__).with_name("spec.yaml").read_text(encoding="utf-8"))
+HUB_DATASET = SPEC["dataset"]["hub"]["repo"]
 SETS = ("knowmem_forget", "knowmem_retain", "verbmem_forget")
 FILES = {
     "knowmem_forget": ("knowmem_forget_qa.json",),
     "knowmem_retain": ("knowmem_retain_qa.json", "knowmem_retain2_qa.json"),
     "verbmem_forget": ("verbmem_forget.json",),
 }
-KNOWMEM_STOPS = ("\n\n", "\nQuestion", "Question:")
-MAX_NEW_TOKENS = {"knowmem_forget": 32, "knowmem_retain": 32, "verbmem_forget": 128}
+KNOWMEM_STOPS = tuple(SPEC["stops"]["knowmem_forget"])
+MAX_NEW_TOKENS = dict(SPEC["max_new_tokens"])
 
 
 def _file(name: str, source: str | os.PathLike | None, icl: bool = False) -> Path:
@@ -99,9 +101,3 @@ def template(name: str, source: str | os.PathLike | None) -> str:
         f"Question: {esc(o['question'])}\nAnswer: {esc(o['answer'])}\n\n" for o in pairs
     )
     return prefix + "Question: {question}\nAnswer: "
-
-
-def cut_at_stops(text: str, stops: tuple[str, ...] = KNOWMEM_STOPS) -> str:
-    """``text`` up to the first stop string (MUSE's knowmem post-processing)."""
-    cut = min((i for i in (text.find(s) for s in stops) if i >= 0), default=len(text))
-    return text[:cut]

@@ -9,7 +9,8 @@ Inputs are validated up front: a missing column, an empty frame, a null/NaN or a
 range raises ValueError naming the column. Metrics come from :mod:`probunlearn.bounds`.
 
 ``style`` holds the palette, the writers and the checks; ``leakage`` Fig. 3 and 6, ``sweeps`` Fig. 4
-and 5, ``tables`` Tables 1 and 2, ``sequential`` the sequential-sampling figure.
+and 5, ``tables`` Tables 1 and 2, ``sequential`` the sequential-sampling figure, ``membership`` the
+membership-inference AUCs.
 """
 
 import matplotlib
@@ -23,6 +24,7 @@ from probunlearn.report.figures.leakage import (  # noqa: E402
     fig3ef_convergence,
     fig6_alignment,
 )
+from probunlearn.report.figures.membership import fig_membership  # noqa: E402
 from probunlearn.report.figures.sequential import fig_sequential  # noqa: E402
 from probunlearn.report.figures.style import (  # noqa: E402
     METHOD_ORDER,
@@ -53,6 +55,7 @@ __all__ = [
     "fig5b_confidence",
     "fig5c_ed_vs_utility",
     "fig6_alignment",
+    "fig_membership",
     "fig_sequential",
     "save_figure",
     "save_table",

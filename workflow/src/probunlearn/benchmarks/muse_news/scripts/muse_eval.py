@@ -1,7 +1,7 @@
 """Rule muse_eval: MUSE's greedy ROUGE-L and DCUE's log-probabilities of one model."""
 
+from probunlearn.benchmarks.muse_news.steps import run_muse_eval
 from probunlearn.steps.logs import log_to
-from probunlearn.steps.muse import run_muse_eval
 
 sm = snakemake  # noqa: F821
 method, split = sm.params.recipe

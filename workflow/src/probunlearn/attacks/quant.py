@@ -1,0 +1,254 @@
+"""Quantization attack: the weights a model has once transformers loads it with bitsandbytes
+(Zhang et al., ICLR 2025: 4-bit loading restores forgotten knowledge), computed in torch on any
+device and applied as quantize-dequantize to every Linear weight except ``lm_head`` (embeddings,
+biases and norms stay, as bitsandbytes leaves them).
+
+- ``fp4`` (``load_in_4bit``'s default) and ``nf4``: blocks of ``blocksize`` (64) consecutive values
+  of the flattened weight (the last block may be shorter), each block's absmax in float32 as its
+  scale, double quantization off. A value is scaled by the float32 reciprocal of its block's absmax
+  (``w * (1 / absmax)``, clamped to [-1, 1]; an all-zero block's absmax counts as 1e-38), then
+  mapped to the nearest of the 16 code values, a value exactly on the float32 midpoint of two
+  neighbouring codes going to the lower one; it dequantizes to ``code * absmax`` in float32, cast to
+  the weight's dtype. NF4's codes are QLoRA's normal-quantile values; FP4's are bitsandbytes' 4-bit
+  float (1 sign, 2 exponent and 1 mantissa bit; magnitudes 0, 0.0625, 8, 12, 4, 6, 2, 3 in the
+  order of the bit patterns 000..111, divided by 12), both zero patterns decoding to +0.
+- ``int8`` (LLM.int8's weights, ``load_in_8bit``): the weight in float16, each row's absmax as its
+  scale, ``round(w * (127 / absmax))`` (half to even) as int8, dequantized as
+  ``q * absmax * float32(1/127)`` in float32 (a zero row stays 0). LLM.int8 also quantizes the
+  activations of its matmuls (outlier features above its threshold kept in 16 bits); that is not
+  emulated here: this is the weight quantization only.
+
+Tested equal, bit for bit on the CPU, to bitsandbytes 0.50.2's ``quantize_4bit`` / ``dequantize_4bit``
+(blocksize 64, fp4 and nf4, fp32, bf16 and fp16 weights) and ``int8_vectorwise_quant`` /
+``int8_vectorwise_dequant`` (tests/test_attacks.py); this module never imports bitsandbytes.
+bitsandbytes' CUDA kernels decide the code by comparisons with decimal midpoint constants, which may
+sit one float32 ulp from the midpoints used here: a value within an ulp of a midpoint may get the
+other code there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from probunlearn.attacks import ATTACKS, Attack, Inputs, Result, Setting, Target
+from probunlearn.attacks._shared import working_copy
+
+#: NF4 (QLoRA): the 16 code values, index = 4-bit code (sorted ascending).
+NF4_CODE = (
+    -1.0,
+    -0.6961928009986877,
+    -0.5250730514526367,
+    -0.39491748809814453,
+    -0.28444138169288635,
+    -0.18477343022823334,
+    -0.09105003625154495,
+    0.0,
+    0.07958029955625534,
+    0.16093020141124725,
+    0.24611230194568634,
+    0.33791524171829224,
+    0.44070982933044434,
+    0.5626170039176941,
+    0.7229568362236023,
+    1.0,
+)
+#: FP4 (bitsandbytes): the magnitudes of the bit patterns 000..111 before division by 12; the
+#: patterns 1xxx are their negatives (1000 is +0, as bitsandbytes' CPU table has it).
+FP4_MAGNITUDES = (0.0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0)
+TYPES = ("fp4", "nf4", "int8")
+BLOCKSIZE = 64
+
+
+def code_table(quant_type: str, device: Any = None):
+    """The 16 float32 code values of ``fp4`` or ``nf4``, indexed by the 4-bit code."""
+    import torch
+
+    if quant_type == "nf4":
+        return torch.tensor(NF4_CODE, dtype=torch.float32, device=device)
+    if quant_type == "fp4":
+        mags = torch.tensor(FP4_MAGNITUDES, dtype=torch.float32, device=device)
+        return torch.cat([mags, torch.where(mags == 0, mags, -mags)]) / 12.0
+    raise ValueError(f"quant_type must be 'fp4' or 'nf4', got {quant_type!r}")
+
+
+def _check_blocksize(blocksize: int) -> int:
+    if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize < 1:
+        raise ValueError(f"blocksize must be a positive integer, got {blocksize!r}")
+    return blocksize
+
+
+def _finite(weight, name: str) -> None:
+    import torch
+
+    if not bool(torch.isfinite(weight).all()):
+        raise ValueError(f"{name}: the weight has non-finite values (NaN or inf); cannot quantize")
+
+
+def quantize_4bit(
+    weight, quant_type: str = "fp4", blocksize: int = BLOCKSIZE, name: str = "weight"
+):
+    """``weight`` -> (codes, absmax): the 4-bit code of every value (uint8, the weight's shape) and
+    the float32 absmax of every block of ``blocksize`` values of the flattened weight."""
+    import torch
+
+    bs = _check_blocksize(blocksize)
+    code = code_table(quant_type, weight.device)
+    _finite(weight, name)
+    flat = weight.detach().reshape(-1).float()
+    n = flat.numel()
+    if n == 0:
+        raise ValueError(f"{name}: cannot quantize an empty weight")
+    blocks = -(-n // bs)
+    padded = torch.nn.functional.pad(flat, (0, blocks * bs - n)).view(blocks, bs)
+    absmax = padded.abs().amax(dim=1)
+    scaled = (padded * (1.0 / absmax.clamp(min=1e-38)).unsqueeze(1)).clamp(-1.0, 1.0)
+    order = torch.argsort(code, stable=True)
+    ordered = code[order]
+    midpoints = (ordered[:-1] + ordered[1:]) / 2
+    idx = order[torch.bucketize(scaled.reshape(-1)[:n], midpoints, right=False)]
+    return idx.to(torch.uint8).reshape(weight.shape), absmax
+
+
+def dequantize_4bit(codes, absmax, quant_type: str = "fp4", blocksize: int = BLOCKSIZE, dtype=None):
+    """(codes, absmax) of :func:`quantize_4bit` -> ``code * absmax`` in float32, cast to ``dtype``
+    (default float32)."""
+    import torch
+
+    bs = _check_blocksize(blocksize)
+    code = code_table(quant_type, codes.device)
+    values = code[codes.reshape(-1).long()]
+    n = values.numel()
+    blocks = -(-n // bs)
+    if absmax.numel() != blocks:
+        raise ValueError(
+            f"absmax has {absmax.numel()} blocks, expected {blocks} for {n} values in blocks of {bs}"
+        )
+    padded = torch.nn.functional.pad(values, (0, blocks * bs - n)).view(blocks, bs)
+    out = (padded * absmax.float().unsqueeze(1)).reshape(-1)[:n]
+    return out.reshape(codes.shape).to(dtype or torch.float32)
+
+
+def quantize_int8(weight, name: str = "weight"):
+    """``weight`` -> (int8 values, float32 absmax of every row), LLM.int8's row-wise weight
+    quantization of the weight in float16 (rows: every index but the last)."""
+    import torch
+
+    _finite(weight, name)
+    w16 = weight.detach().to(torch.float16)
+    rows = w16.reshape(-1, w16.shape[-1]) if w16.dim() else w16.reshape(1, 1)
+    absmax = rows.abs().amax(dim=1).float()
+    scale = 127.0 / absmax.unsqueeze(1)
+    q = torch.round(rows.float() * scale)
+    q = torch.where(absmax.unsqueeze(1) > 0, q, torch.zeros_like(q)).to(torch.int8)
+    return q.reshape(weight.shape), absmax
+
+
+def dequantize_int8(q, absmax, dtype=None):
+    """(int8 values, row absmax) -> ``q * absmax * float32(1/127)`` in float32, cast to ``dtype``."""
+    import torch
+
+    rows = q.reshape(-1, q.shape[-1]) if q.dim() else q.reshape(1, 1)
+    if absmax.numel() != rows.shape[0]:
+        raise ValueError(f"absmax has {absmax.numel()} rows, expected {rows.shape[0]}")
+    out = rows * absmax.float().view(-1, 1) * (1.0 / 127.0)
+    return out.reshape(q.shape).to(dtype or torch.float32)
+
+
+def fake_quantize(weight, quant_type: str, blocksize: int = BLOCKSIZE, name: str = "weight"):
+    """``weight`` quantized and dequantized as bitsandbytes would (``fp4``, ``nf4`` or ``int8``),
+    in the weight's dtype, on its device."""
+    if quant_type == "int8":
+        q, absmax = quantize_int8(weight, name)
+        return dequantize_int8(q, absmax, weight.dtype)
+    codes, absmax = quantize_4bit(weight, quant_type, blocksize, name)
+    return dequantize_4bit(codes, absmax, quant_type, blocksize, weight.dtype)
+
+
+def _kept_linear(model, name: str, module) -> bool:
+    """Whether bitsandbytes loading leaves this Linear in 16 bits: ``lm_head`` (the output
+    embedding) and any Linear whose weight is tied to an embedding."""
+    from torch import nn
+
+    if name.rsplit(".", 1)[-1] == "lm_head":
+        return True
+    get_out = getattr(model, "get_output_embeddings", None)
+    if callable(get_out):
+        try:
+            if get_out() is module:
+                return True
+        except (NotImplementedError, AttributeError):
+            pass
+    embeddings = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    return id(module.weight) in embeddings
+
+
+def quantize_model(
+    model, quant_type: str, blocksize: int = BLOCKSIZE, model_name: str = "model"
+) -> dict[str, Any]:
+    """Quantize-dequantize, in place, the weight of every ``nn.Linear`` of ``model`` but
+    ``lm_head`` (and Linears tied to an embedding). Returns ``quantized`` and ``kept`` (module
+    names). A model with transformers' ``Conv1D`` layers (GPT-2 style) is refused."""
+    import torch
+    from torch import nn
+
+    if quant_type not in TYPES:
+        raise ValueError(f"quant_type must be one of {list(TYPES)}, got {quant_type!r}")
+    conv1d = [n for n, m in model.named_modules() if type(m).__name__ == "Conv1D"]
+    if conv1d:
+        raise ValueError(
+            f"model {model_name!r}: the quant attack handles nn.Linear layers, and this model has "
+            f"transformers Conv1D layers (e.g. {conv1d[0]!r}), which it does not quantize"
+        )
+    quantized, kept = [], []
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if not isinstance(module, nn.Linear):
+                continue
+            if _kept_linear(model, name, module):
+                kept.append(name)
+                continue
+            module.weight.copy_(fake_quantize(module.weight, quant_type, blocksize, name))
+            quantized.append(name)
+    if not quantized:
+        raise ValueError(f"model {model_name!r}: no nn.Linear weight to quantize")
+    return {"quantized": quantized, "kept": kept}
+
+
+class Quant(Attack):
+    name = "quant"
+    label = "Quantization"
+    transforms = "model"
+    positional = "type"
+    settings = {
+        "type": Setting(
+            "fp4",
+            {"enum": list(TYPES)},
+            "fp4 (transformers' load_in_4bit default), nf4, or int8 (LLM.int8's row-wise weights).",
+        ),
+    }
+
+    def check(self, settings: Mapping[str, Any], target: Target, spec: str) -> list[str]:
+        notes = super().check(settings, target, spec)
+        if target.adapter:
+            notes.append(
+                f"model {target.name!r} is a LoRA adapter: attack {spec!r} quantizes the merged "
+                "weights (base + adapter); transformers with peft would quantize the base and keep "
+                "the adapter in 16 bits"
+            )
+        return notes
+
+    def apply(self, inputs: Inputs, settings: Mapping[str, Any], spec: str) -> Result:
+        model, merged = working_copy(inputs, spec)
+        info = quantize_model(model, settings["type"], BLOCKSIZE, inputs.target.name)
+        info.update(type=settings["type"], blocksize=BLOCKSIZE, merged_adapter=merged)
+        if merged and not inputs.target.adapter:
+            info["notes"] = [
+                f"model {inputs.target.name!r} has a LoRA adapter: attack {spec!r} quantized the "
+                "merged weights"
+            ]
+        model.eval()
+        return Result(spec=spec, model=model, info=info)
+
+
+ATTACKS.register(Quant())
