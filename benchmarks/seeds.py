@@ -8,6 +8,12 @@ For each seed s this runs the default configuration (config.yaml) with ``seed: s
 on all of them (a finding counts as reproduced only then). The tables are also written to
 ``results/seeds.csv`` and ``results/seeds.md``. Not part of the tests: one seed is a full default
 run. A seed whose results are complete is not rerun (Snakemake sees nothing to do).
+
+Two readings (issue 42): ``holds_on_all`` uses ``holds`` (one run's point estimates, as the paper
+compares them); ``reproduced`` uses ``holds_interval``: a claim that compares two models holds on a
+seed only if its interval on the difference lies on the claimed side, and it is reproduced when
+that is so on every seed (a claim without an interval, or a claims.csv without the column, counts
+as not holding under this reading). The intervals and ``holds_holm`` are listed per seed too.
 """
 
 from __future__ import annotations
@@ -33,22 +39,38 @@ def run_seed(seed: int, cores: int, overlay_dir: Path) -> Path:
 
 
 def seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
-    """One row per claim: its value and holds per seed, and whether it holds on every seed."""
+    """One row per claim: its value, holds, interval and holds_interval per seed, whether it holds
+    on every seed (``holds_on_all``) and whether it is reproduced with its interval on every seed
+    (``reproduced``)."""
     frames = []
     for seed, path in paths.items():
-        df = pl.read_csv(path, schema_overrides={"value": pl.String}).select(
+        df = pl.read_csv(path, schema_overrides={"value": pl.String, "comparison": pl.String})
+        iv = "holds_interval" in df.columns
+        cols = [
             "claim",
             pl.col("value").alias(f"value_s{seed}"),
             pl.col("holds").alias(f"holds_s{seed}"),
-        )
-        frames.append(df)
+        ]
+        if iv:
+            cols += [
+                pl.format("[{}, {}]", pl.col("lower").round(4), pl.col("upper").round(4)).alias(
+                    f"interval_s{seed}"
+                ),
+                pl.col("holds_interval").cast(pl.Boolean).alias(f"holds_interval_s{seed}"),
+                pl.col("holds_holm").cast(pl.Boolean).alias(f"holds_holm_s{seed}"),
+            ]
+        else:
+            cols.append(pl.lit(None, dtype=pl.Boolean).alias(f"holds_interval_s{seed}"))
+        frames.append(df.select(cols))
     out = frames[0]
     for df in frames[1:]:
         out = out.join(df, on="claim", how="full", coalesce=True)
     holds = [f"holds_s{s}" for s in paths]
+    with_iv = [f"holds_interval_s{s}" for s in paths]
     return out.with_columns(
         pl.all_horizontal(pl.col(holds).fill_null(False)).alias("holds_on_all"),
         pl.sum_horizontal(pl.col(holds).cast(pl.Int32).fill_null(0)).alias("seeds_holding"),
+        pl.all_horizontal(pl.col(with_iv).fill_null(False)).alias("reproduced"),
     )
 
 

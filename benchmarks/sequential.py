@@ -14,7 +14,8 @@ leaves every prompt of these models warm, which the script checks and prints), t
 side by side in one process, checks that (b)'s samples are a prefix of (a)'s, and prints per model:
 samples and wall time of each, their ratios, the decisions of (b), the decisions a fixed-n two-sided
 Clopper-Pearson interval at alpha makes on (a), the reversals (one says below, the other above)
-beside alpha x prompts, and the set-level bound on the average leak probability: pooled over (a)
+beside their expected number's bound (alpha + alpha/2) x prompts (a reversal needs the sequential
+rule or one side of the two-sided interval to be wrong; see ``reversal_bound``), and the set-level bound on the average leak probability: pooled over (a)
 (``set_level_upper_bound``) and anytime-valid over (b) (``anytime_set_level_upper_bound``).
 Writes ``results/sequential.csv``. Not part of the tests (about 15 minutes on 2 cores).
 """
@@ -47,6 +48,13 @@ def fixed_n_decision(leaks: int, n: int, alpha: float, q: float) -> str:
     lower = 0.0 if leaks == 0 else float(betaincinv(leaks, n - leaks + 1, alpha / 2))
     upper = 1.0 if leaks == n else float(betaincinv(leaks + 1, n - leaks, 1 - alpha / 2))
     return "below" if upper < q else "above" if lower > q else "undecided"
+
+
+def reversal_bound(alpha: float, prompts: int) -> float:
+    """Bound on the expected number of reversals: a prompt is reversed (one mode says below, the
+    other above) only if the confidence sequence is wrong (probability <= alpha) or the side of the
+    two-sided Clopper-Pearson interval at alpha that decided is wrong (<= alpha / 2)."""
+    return (alpha + alpha / 2) * prompts
 
 
 def run_model(run: Path, name: str, threads: int) -> dict:
@@ -115,7 +123,7 @@ def run_model(run: Path, name: str, threads: int) -> dict:
         ),
         "agree_where_fixed_decides": f"{agree}/{decided_fixed}",
         "reversals": reversals,
-        "alpha_x_prompts": round(ALPHA * len(ids), 2),
+        "reversals_bound": round(reversal_bound(ALPHA, len(ids)), 3),
         "p_leak_mean": round(float(np.mean([v.mean() for v in leaks_full.values()])), 4),
         "set_bound_fixed": round(
             bounds.set_level_upper_bound(list(leaks_full.values()), ALPHA, binary=True), 4

@@ -104,11 +104,11 @@ def test_grid_counts_match_direct_comparison() -> None:
         np.testing.assert_array_equal(BP._grid_counts(x, k), want)
     pts = np.r_[np.linspace(0, 1, 13), 0.3, 0.55]
     want = np.stack([(x <= t).sum(axis=1) for t in pts], axis=1)
-    np.testing.assert_array_equal(BP._counts_le(x, pts), want)
-    np.testing.assert_array_equal(BP._counts_le(x, pts[:4]), want[:, :4])
+    np.testing.assert_array_equal(BP.counts_le(x, pts), want)
+    np.testing.assert_array_equal(BP.counts_le(x, pts[:4]), want[:, :4])
     many = np.r_[pts, rng.random(40), pts[:5]]  # > 32 points (binary search), duplicates
     want = np.stack([(x <= t).sum(axis=1) for t in many], axis=1)
-    np.testing.assert_array_equal(BP._counts_le(x, many), want)
+    np.testing.assert_array_equal(BP.counts_le(x, many), want)
 
 
 # ------------------------------------------------------------------------------------------

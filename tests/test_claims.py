@@ -3,6 +3,7 @@ for the reason its test states."""
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -382,7 +383,7 @@ def test_claims_table_reads_the_tables_it_is_given(tmp_path):
         paths[name] = tmp_path / f"{name}.csv"
         df.write_csv(paths[name])
     df = C.claims_table(paths)
-    assert df.columns == C.COLUMNS
+    assert df.columns == C.TABLE_COLUMNS
     assert df.schema["holds"] == pl.Boolean
     # fig4b has one sampled temperature: left out
     assert df["claim"].to_list() == [
@@ -394,11 +395,114 @@ def test_claims_table_reads_the_tables_it_is_given(tmp_path):
     ]
     assert df["holds"].to_list() == [True, True, True, True, False]
     out = C.write_claims(paths, tmp_path / "t/claims.csv", tmp_path / "t/claims.md")
-    assert pl.read_csv(tmp_path / "t/claims.csv").equals(out)
+    assert pl.read_csv(tmp_path / "t/claims.csv", schema_overrides=C.TABLE_SCHEMA).equals(out)
     md = (tmp_path / "t/claims.md").read_text()
     assert md.startswith("Claims of the paper tested on this run: 4 of 5 hold.")
     assert md.count("\n| ") == 6 and "| **no** |" in md
     with pytest.raises(ValueError, match="unknown tables"):
         C.claims_table({"fig9": paths["table1"]})
     empty = C.claims_table({})
-    assert empty.height == 0 and empty.columns == C.COLUMNS
+    assert empty.height == 0 and empty.columns == C.TABLE_COLUMNS
+
+
+# ---- intervals on the comparisons (issue 42) --------------------------------------------------------
+
+
+def scores_file(path, samples: dict[str, list[float]], greedy: float = 0.0) -> str:
+    """A scores parquet as the score rule writes it: a greedy row and the samples of each prompt."""
+    rows = []
+    for pid, xs in samples.items():
+        rows.append({"id": pid, "sample": -1, "greedy": True, "rougeL_recall": greedy})
+        rows += [
+            {"id": pid, "sample": j, "greedy": False, "rougeL_recall": float(x)}
+            for j, x in enumerate(xs)
+        ]
+    pl.DataFrame(rows).write_parquet(path)
+    return str(path)
+
+
+def mostly_zero(rng, prompts: int, n: int, p_nonzero: float) -> dict[str, list[float]]:
+    x = np.where(rng.random((prompts, n)) < p_nonzero, rng.uniform(0.2, 1.0, (prompts, n)), 0.0)
+    return {f"q{i:02d}": list(r) for i, r in enumerate(x)}
+
+
+def test_comparisons_get_intervals_and_hold_only_if_the_interval_says_so(tmp_path):
+    rng = np.random.default_rng(0)
+    npo = scores_file(tmp_path / "npo.parquet", mostly_zero(rng, 40, 128, 0.3))
+    ours = scores_file(tmp_path / "ours.parquet", mostly_zero(rng, 40, 128, 0.01))
+    close = scores_file(tmp_path / "close.parquet", mostly_zero(rng, 40, 6, 0.06))
+    t1 = tmp_path / "table1.csv"
+    PAPER_T1.write_csv(t1)  # Ours' std .00 < half NPO's .06: holds on the point estimates
+
+    def claim(scores, name):
+        df = C.claims_table({"table1": t1}, scores={"table1": scores}, alpha=0.05)
+        return df.filter(pl.col("claim") == name).row(0, named=True)
+
+    clear = claim({"NPO": npo, "Ours": ours}, "t1-ours-std-below-npo")
+    assert clear["holds"] and clear["holds_interval"]
+    assert clear["lower"] < clear["estimate"] < clear["upper"] < 0 and clear["alpha"] == 0.05
+    assert clear["p_value"] < 0.05 and "std(Ours) - 0.5 x std(NPO) < 0" in clear["comparison"]
+    # six samples per prompt for Ours: the point estimate is below, the interval is not
+    vague = claim({"NPO": npo, "Ours": close}, "t1-ours-std-below-npo")
+    assert vague["holds"] and not vague["holds_interval"] and vague["upper"] > 0
+    ed = claim({"NPO": npo, "Ours": ours}, "t1-ours-ed-below-npo")
+    assert ed["holds_interval"] and ed["upper"] < 0
+    # claims without a comparison keep holds; without scores a comparison has no interval
+    plain = C.claims_table({"table1": t1}, alpha=0.05)
+    assert plain["holds_interval"].to_list() == [True, True, None, None]
+    assert plain["comparison"][2] == "no interval: scores not given"
+
+
+def test_fig3d_fig4_intervals_and_holm(tmp_path):
+    rng = np.random.default_rng(1)
+    npo = scores_file(tmp_path / "npo.parquet", mostly_zero(rng, 10, 128, 0.5))
+    ours = scores_file(tmp_path / "ours.parquet", mostly_zero(rng, 10, 128, 0.02))
+    lf0 = scores_file(tmp_path / "lf0.parquet", mostly_zero(rng, 10, 128, 0.3))
+    lf1 = scores_file(tmp_path / "lf1.parquet", mostly_zero(rng, 10, 128, 0.005))
+    t05 = scores_file(tmp_path / "t05.parquet", mostly_zero(rng, 10, 128, 0.05))
+    paths = {}
+    for name, df in {
+        "table1": PAPER_T1,
+        "fig3d": fig3d([1.0, 0.5], [0.5, 0.2]),
+        "fig4a": fig4a([("forget10", 0.0, 0.2), ("forget10", 1.0, 0.01)]),
+        "fig4b": fig4b([(1.0, 0.5, 0.05), (1.0, 1.0, 0.1)]),
+    }.items():
+        paths[name] = tmp_path / f"{name}.csv"
+        df.write_csv(paths[name])
+    scores = {
+        "table1": {"NPO": npo, "Ours": ours},
+        "fig4a": [["forget10", 0.0, lf0], ["forget10", 1.0, lf1]],
+        "fig4b": [[1.0, 0.5, t05], [1.0, 1.0, lf1]],  # std falls from T .5 to 1: fails
+    }
+    df = C.claims_table(paths, scores=scores, alpha=0.05)
+    by = {r["claim"]: r for r in df.iter_rows(named=True)}
+    d3 = by["fig3d-ours-under-npo"]
+    assert d3["holds_interval"] and d3["lower"] > 0 and "on question q0" in d3["comparison"]
+    assert by["fig4a-std-falls-with-lambda_f"]["holds_interval"]
+    f4b = by["fig4b-std-falls-with-temperature"]
+    assert f4b["holds"] and not f4b["holds_interval"] and f4b["upper"] < 0
+    # Holm over the interval claims: a claim that holds with its interval may still fail here
+    family = df.filter(pl.col("p_value").is_not_null())
+    assert family.height == 5
+    assert (family["holds_holm"] <= family["holds_interval"]).all()
+    assert df.filter(pl.col("p_value").is_null())["holds_holm"].null_count() == df.height - 5
+    md = C.claims_markdown(df, 0.05)
+    assert "Levels (alpha = 0.05)" in md and "the 5 interval claims as one family" in md
+    assert md.count("\n| ") == df.height + 1
+
+
+def test_fig3a_counts_questions_whose_lower_bound_exceeds_ten_percent(tmp_path):
+    t = pl.DataFrame(
+        {
+            "m_bin": [0.5, 0.3, 0.2, 0.05],
+            "greedy_leak": [0, 0, 0, 0],
+            "m_bin_lower": [0.2, 0.08, 0.01, 0.0],
+        }
+    )
+    path = tmp_path / "fig3a.csv"
+    t.write_csv(path)
+    r = C.claims_table({"fig3a": path}).row(0, named=True)
+    assert r["holds"] and r["holds_interval"] and r["estimate"] == 0.25
+    assert "lower bound on P(leak) > 0.1" in r["comparison"] and r["p_value"] is None
+    t.with_columns(pl.lit(0.05).alias("m_bin_lower")).write_csv(path)
+    assert not C.claims_table({"fig3a": path})["holds_interval"][0]

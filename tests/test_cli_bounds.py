@@ -198,8 +198,17 @@ def test_bounds_simultaneous_leak_at_k_and_set_level(table, tmp_path: Path, caps
     path, per_prompt = table
     out, set_out = tmp_path / "b.csv", tmp_path / "set.csv"
     args = ["bounds", str(path), "--out", str(out), "--set-out", str(set_out)]
-    assert main([*args, "--leak-threshold", "0.5", "--leak-at-k", "1,5"]) == 2  # p-d has n = 1
-    assert "needs >= 5 samples per prompt; prompt 'p-d' has 1" in capsys.readouterr().err
+    # p-d has n = 1: no unbiased estimate of leak@5 there, but its upper bound holds for every k
+    assert main([*args, "--leak-threshold", "0.5", "--leak-at-k", "1,5", "--bins", "20"]) == 0
+    res = pl.read_csv(out)
+    short = res["prompt_id"].to_list().index("p-d")
+    assert res["leak_at_5"][short] is None and res["leak_at_5"].null_count() == 1
+    np.testing.assert_allclose(res["leak_at_5_upper"], 1 - (1 - res["m_bin_ge_0.5"]) ** 5)
+    rows = [per_prompt[p] for p in res["prompt_id"]]
+    np.testing.assert_allclose(  # on the grid of --bins (it used to ignore it)
+        res["m_mu_simultaneous"], B.simultaneous_upper_bounds(rows, 0.01, "m_mu", bins=20)
+    )
+    capsys.readouterr()
     assert main([*args, "--leak-threshold", "0.5", "--leak-at-k", "1"]) == 0
     printed = capsys.readouterr().out
     assert "set level (5 prompts" in printed and "worst_prompt_p_leak" in printed

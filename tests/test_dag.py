@@ -214,6 +214,23 @@ def test_sampling_params_name_every_setting_value(mini):
     )
 
 
+def test_random_numbers_are_common_by_default_and_independent_on_request(root):
+    from probunlearn.steps.sample import seed_key
+
+    mini = design_of(root)
+    assert mini.config["sampling"]["random_numbers"] == "common"
+    # the default adds no param: every shard's params, and so its samples, stay as they were
+    assert "random_numbers" not in mini.sampling_params("target", "forget10", "main")
+    assert seed_key("target", "forget10", "main") == seed_key("target", "forget10", "sweep")
+    ind = design_of(root, {"sampling": {"random_numbers": "independent"}})
+    params = ind.sampling_params("target", "forget10", "main")
+    assert params["random_numbers"] == "independent" and list(params) == sorted(params)
+    keys = {seed_key("target", "forget10", s, "independent") for s in ("main", "sweep")}
+    assert keys == {"target/forget10/main", "target/forget10/sweep"}
+    with pytest.raises(ValueError, match="sampling.random_numbers must be one of"):
+        seed_key("target", "forget10", "main", "shared")
+
+
 # ---- checks ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("overlay", "message"),

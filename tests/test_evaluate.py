@@ -435,6 +435,13 @@ def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
     assert row["prompts"] == 40 and row["evalset"] == "forget01"
     assert 0 <= row["forget_quality"] <= 1 and 0 <= row["model_utility"] <= 1
     assert 0 <= row["dcue_pvalue"] <= 1
+    # the original is sampled too, and the model is compared with it over the same 40 questions
+    comp = pl.read_csv(out / "comparison.csv")
+    assert comp["statistic"].to_list() == ["mean", "std", "ed"]
+    assert set(comp["model"]) == {"a"} and set(comp["original"]) == {"orig"}
+    assert (comp["lower"] <= comp["upper"]).all() and "Compared with the original" in (
+        out / "report.html"
+    ).read_text()
     tofu = pl.read_csv(out / "metrics" / "a" / "tofu.csv")
     assert {"forget_quality", "ks_statistic", "model_utility"} <= set(tofu["metric"])
     # forget quality is the KS test of the two models' truth ratios on the same 40 questions
@@ -608,3 +615,47 @@ def test_tofu_settings_of_evaluate_are_the_paper_presets(fmt, root):
         assert {k: tags[k] for k in ("question_start_tag", "question_end_tag", "answer_tag")} == {
             k: paper[k] for k in ("question_start_tag", "question_end_tag", "answer_tag")
         }
+
+
+def test_comparison_with_the_original_uses_the_claims_intervals():
+    from probunlearn.evaluate.summary import COMPARISON_COLUMNS, comparison_rows
+
+    rng = np.random.default_rng(0)
+
+    def scores(p: float) -> pl.DataFrame:
+        x = np.where(rng.random((6, 64)) < p, rng.uniform(0.3, 1, (6, 64)), 0.0)
+        rows = [
+            {"id": f"q{i}", "sample": j, "greedy": False, "rougeL_recall": float(v)}
+            for i, r in enumerate(x)
+            for j, v in enumerate(r)
+        ]
+        rows += [
+            {"id": f"q{i}", "sample": -1, "greedy": True, "rougeL_recall": 0.0} for i in range(6)
+        ]
+        return pl.DataFrame(rows)
+
+    orig, unl = scores(0.8), scores(0.05)
+    t = comparison_rows("orig", orig, {"mine": unl}, 0.01)
+    assert t.columns == COMPARISON_COLUMNS and t["statistic"].to_list() == ["mean", "std", "ed"]
+    mean = t.row(0, named=True)
+    a = [
+        np.array(g.sort("sample")["rougeL_recall"])
+        for _, g in unl.filter(~pl.col("greedy")).sort("id").group_by("id", maintain_order=True)
+    ]
+    b = [
+        np.array(g.sort("sample")["rougeL_recall"])
+        for _, g in orig.filter(~pl.col("greedy")).sort("id").group_by("id", maintain_order=True)
+    ]
+    d = bounds.paired_difference(a, b, "mean", 0.01)
+    assert (mean["estimate"], mean["lower"], mean["upper"]) == pytest.approx(
+        (d.estimate, d.lower, d.upper)
+    )
+    assert mean["upper"] < 0 and mean["p_value"] < 0.01  # unlearning lowered the mean
+
+
+def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():
+    from probunlearn.evaluate.summary import gen_curve
+
+    t = pl.DataFrame({"score": ["s", "s"], "m_gen_0.5": [0.2, 0.4], "m_gen_cp_0.5": [0.1, 0.3]})
+    c = gen_curve("m", t)
+    assert c["threshold"].to_list() == [0.5] and c["m_gen"].to_list() == [pytest.approx(0.3)]

@@ -169,11 +169,49 @@ def test_set_level_and_simultaneous_bounds_in_the_tables(tmp_path: Path) -> None
     assert values["worst_m_bin_ge_0.5_rougeL_recall"] == pytest.approx(sim.max(), rel=1e-5)
     rouge = b.filter(pl.col("score") == "rougeL_recall").sort("id")
     np.testing.assert_allclose(rouge["m_bin_ge_0.5_simultaneous"], sim, rtol=1e-12)
-    # Bonferroni over 2 prompts: each simultaneous bound is the per-prompt one at alpha / 2
+    # Bonferroni over 2 prompts: each simultaneous bound is the per-prompt one at alpha / 2, on the
+    # configured grid (bins = 20; it used to ignore bounds.bins); Sidak's level beside it
     np.testing.assert_allclose(
-        rouge["m_mu_simultaneous"], bounds.expectation_upper_bound(mat, 0.025), rtol=1e-12
+        rouge["m_mu_simultaneous"], bounds.expectation_upper_bound(mat, 0.025, 20), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        rouge["m_mu_simultaneous_sidak"],
+        bounds.expectation_upper_bound(mat, 1 - 0.95**0.5, 20),
+        rtol=1e-12,
+    )
+    assert values["worst_sidak_m_bin_ge_0.5_rougeL_recall"] == pytest.approx(
+        bounds.simultaneous_upper_bounds(leaks, 0.05, correction="sidak").max(), rel=1e-5
     )
     assert (rouge["m_bin_ge_0.5_simultaneous"] >= rouge["m_bin_ge_0.5"]).all()
     harm = b.filter(pl.col("score") == "harm").sort("id")
     assert values["worst_m_bin_harm"] == pytest.approx(harm["m_bin_simultaneous"].max(), rel=1e-5)
     assert "set_m_bin_harm" in values and "set_m_mu_harm_prob" in values
+
+
+def test_adaptive_bounds_are_added_after_the_columns_and_rows_of_before(tmp_path: Path) -> None:
+    scores = score_samples(_samples(), _requests(), _judge).with_columns(
+        pl.col("harm_prob").alias("rougeL_recall")
+    )
+    b, metrics = _summarize(tmp_path, scores, leak_threshold=0.5)
+    before = [
+        "id", "score", "n", "mean", "std", "ed", "greedy", "m_bin_ge_0.5", "m_mu", "mu_lower",
+        "mu_upper", "m_sigma", *[bounds.threshold_key(t) for t in bounds.default_thresholds()],
+        "m_mu_simultaneous", "m_bin_ge_0.5_simultaneous",
+    ]  # fmt: skip
+    rouge = b.filter(pl.col("score") == "rougeL_recall").sort("id")
+    rouge = rouge.select([c for c in rouge.columns if rouge[c].null_count() < rouge.height])
+    new = ["m_mu_simultaneous_sidak", "m_bin_ge_0.5_simultaneous_sidak", "m_mu_bet"]
+    new += [bounds.gen_cp_key(t) for t in bounds.default_thresholds()]
+    assert rouge.columns == before + new
+    mat = np.array([PROBS[r][:N] for r in ("r0", "r1")])
+    np.testing.assert_allclose(rouge["m_mu_bet"], bounds.betting_upper_bound(mat, 0.05))
+    cp = bounds.general_leakage_bound_cp(mat, bounds.default_thresholds(), 0.05)
+    np.testing.assert_allclose(rouge["m_gen_cp_0.5"], cp[:, 5])
+    values = dict(zip(metrics["metric"], metrics["value"], strict=True))
+    assert values["m_mu_bet_rougeL_recall"] == pytest.approx(rouge["m_mu_bet"].mean(), rel=1e-5)
+    assert "m_mu_bet_harm_prob" in values and "m_mu_bet_harm" not in values
+    new_rows = {m for m in values if "sidak" in m or m.startswith("m_mu_bet")}
+    assert new_rows == {
+        "worst_sidak_m_bin_ge_0.5_rougeL_recall", "m_mu_bet_rougeL_recall",
+        "worst_sidak_m_bin_ge_0.5_harm_prob", "worst_sidak_m_bin_harm", "m_mu_bet_harm_prob",
+    }  # fmt: skip

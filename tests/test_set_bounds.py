@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -209,8 +210,8 @@ def test_bad_inputs_name_the_prompt_and_sample():
         bounds.set_level_upper_bound([[0, 1], []], binary=False)
     with pytest.raises(ValueError, match="metric must be"):
         bounds.simultaneous_upper_bounds(np.zeros((2, 3)), metric="m_gen")
-    with pytest.raises(ValueError, match=r"k must be <= n = 3"):
-        bounds.leak_at_k([0, 1, 0], 4)
+    with pytest.raises(ValueError, match=r"k must be >= 1"):
+        bounds.leak_at_k([0, 1, 0], 0)
     with pytest.raises(ValueError, match="needs 0/1 scores; got 0.2 at index 1"):
         bounds.binary_confidence_sequence([0, 0.2])
     with pytest.raises(ValueError, match="alpha"):
@@ -249,3 +250,70 @@ def test_anytime_set_level_bound_covers_under_optional_stopping():
         bounds_seen.append(ub)
     assert misses / reps <= alpha
     assert np.mean(bounds_seen) < p.mean() + 0.15
+
+
+# ---- issue 42, item 1: statements that were wrong or loose ----------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "bounds.md"
+
+
+def test_leak_at_k_upper_bound_is_given_for_k_above_n():
+    # the upper bound 1 - (1 - M_bin)^k is valid for every k; only the unbiased estimate needs n >= k
+    x = np.r_[np.zeros(7), 1.0]
+    est, up = bounds.leak_at_k(x, [4, 8, 20], 0.05)
+    m_bin = bounds.binary_leakage_bound(x, 0.05)
+    np.testing.assert_allclose(up, 1 - (1 - m_bin) ** np.array([4, 8, 20]))
+    assert np.isfinite(est[:2]).all() and np.isnan(est[2])
+    p, k = 0.02, 100  # coverage at k = 100 > n = 32
+    sims = simulate_binary(np.full(2000, p), 32, 1, seed=12)[0]
+    _, up = bounds.leak_at_k(sims, k, 0.1)
+    assert (up < 1 - (1 - p) ** k).mean() <= 0.1
+
+
+def test_simultaneous_m_mu_uses_the_given_bins():
+    x = rouge_like(np.random.default_rng(13), 1, 5, 64)[0][0]
+    for bins in (10, 37):
+        got = bounds.simultaneous_upper_bounds(x, 0.05, "m_mu", bins=bins)
+        np.testing.assert_allclose(got, bounds.expectation_upper_bound(x, 0.05 / 5, bins))
+    assert not np.allclose(
+        bounds.simultaneous_upper_bounds(x, 0.05, "m_mu", bins=10),
+        bounds.simultaneous_upper_bounds(x, 0.05, "m_mu"),
+    )
+
+
+def test_mean_confidence_sequence_is_tightest_near_t_opt():
+    # half-width over a fixed-n Hoeffding interval: about 1.10 at its best; the old rho = 32 (its
+    # best near 1,050 samples at alpha .05, 1,500 at .01) gave 1.35x at 128 samples
+    t = np.arange(1, 20001, dtype=float)
+    for alpha, rho_want in ((0.05, 4.03), (0.01, 2.77)):
+        rho = bounds.normal_mixture_rho(128, alpha)
+        assert rho == pytest.approx(rho_want, abs=0.01)
+        v = t / 4
+        half = np.sqrt((v + rho) * np.log((v + rho) / (rho * alpha**2))) / t
+        ratio = half / np.sqrt(np.log(2 / alpha) / (2 * t))
+        assert 115 <= t[np.argmin(ratio)] <= 145
+        assert ratio[127] < 1.12
+        # the function uses that rho: a constant 0.5 keeps the running intersection inactive
+        _, up = bounds.mean_confidence_sequence(np.full(400, 0.5), alpha)
+        assert up[127] - 0.5 == pytest.approx(half[127], rel=1e-12)
+        _, up_late = bounds.mean_confidence_sequence(np.full(400, 0.5), alpha, t_opt=1024)
+        assert up_late[127] > up[127]  # tuned for later: looser at 128
+
+
+def test_docs_two_prompt_example_states_the_exact_miss_probability():
+    # plain pooled Clopper-Pearson at two prompts, one sample each: sup miss = 2 - 2 sqrt(1 - alpha)
+    alpha = 0.01
+    q = 2.0 * math.sqrt(1.0 - alpha) - 1.0 + 1e-12
+    miss = failure(np.array([1.0, q]), 1, alpha, plain_pooled_cp)
+    assert miss == pytest.approx(2 - 2 * math.sqrt(0.99), abs=1e-9)
+    text = DOCS.read_text()
+    assert f"({miss:.6f} at alpha = 0.01" in text  # 0.010025, not 0.01005
+    assert "0.01005 " not in text
+
+
+def test_docs_reversal_bound_counts_both_ways_to_be_wrong():
+    # a reversal needs the sequential rule (alpha) or one side of the two-sided interval (alpha/2)
+    # to be wrong: expected reversals over 40 prompts at alpha .01 are <= 0.6, not alpha x 40 = 0.4
+    bench = (Path(__file__).resolve().parents[1] / "benchmarks" / "sequential.py").read_text()
+    assert "return (alpha + alpha / 2) * prompts" in bench
+    assert f"(alpha + alpha/2) x 40 = {(0.01 + 0.01 / 2) * 40:g})" in DOCS.read_text()

@@ -140,11 +140,11 @@ def test_claims_table(tiny_run):
     """One row per claim the tiny run's tables can test; holds is not asserted (no finding at this
     size). Left out: Fig. 4b (no second temperature), Fig. 5a (no negative lambda_r), Fig. 5c (one
     random-lambda model)."""
-    from probunlearn.report.claims import COLUMNS
+    from probunlearn.report.claims import TABLE_COLUMNS
 
     work, _ = tiny_run
     df = pl.read_csv(work / "results/tiny/tables/claims.csv")
-    assert df.columns == COLUMNS
+    assert df.columns == TABLE_COLUMNS
     assert df["claim"].to_list() == [
         "t1-ed-above-greedy",
         "t1-mean-matches-greedy",

@@ -101,7 +101,8 @@ def _check_rho(rho: float) -> float:
     return float(rho)
 
 
-def _check_thresholds(thresholds: ArrayLike) -> tuple[FloatArray, bool]:
+def check_thresholds(thresholds: ArrayLike) -> tuple[FloatArray, bool]:
+    """Thresholds as a 1-D float array and a scalar flag, or ValueError (empty, 2-D, not finite)."""
     try:
         t = np.asarray(thresholds, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -212,7 +213,7 @@ def _grid_counts(x: FloatArray, bins: int) -> NDArray[np.int64]:
     return _scan(x, bins)[0]
 
 
-def _counts_le(x: FloatArray, points: FloatArray) -> NDArray[np.int64]:
+def counts_le(x: FloatArray, points: FloatArray) -> NDArray[np.int64]:
     """``counts[r, p]`` = #{j : x[r, j] <= points[p]} for arbitrary points (any order).
 
     Each score gets the number of points below it (by comparisons for a few points, a binary
@@ -344,7 +345,7 @@ def general_leakage_bound(x: ArrayLike, thresholds: ArrayLike, alpha: float = 0.
     shape(thresholds)`` (a float for 1-D x and a scalar threshold).
     """
     a = check_alpha(alpha)
-    t, scalar_t = _check_thresholds(thresholds)
+    t, scalar_t = check_thresholds(thresholds)
     x2, is_1d = as_scores(x, check=False)
     n = x2.shape[1]
     k = _common_grid(t)
@@ -354,7 +355,7 @@ def general_leakage_bound(x: ArrayLike, thresholds: ArrayLike, alpha: float = 0.
     else:
         if not ((x2 >= 0.0).all() and (x2 <= 1.0).all()):
             _raise_bad_scores(x2, is_1d)
-        cdf = _counts_le(x2, t) / n
+        cdf = counts_le(x2, t) / n
     m = np.minimum(1.0 - cdf + dkw_epsilon(n, a), 1.0)
     if is_1d:
         return float(m[0, 0]) if scalar_t else m[0]
@@ -470,7 +471,7 @@ def summarize(
     k = _check_bins(bins)
     r = _check_rho(rho)
     leak_t = _check_leak_threshold(leak_threshold)
-    t, _ = _check_thresholds(default_thresholds() if thresholds is None else thresholds)
+    t, _ = check_thresholds(default_thresholds() if thresholds is None else thresholds)
     keys = [threshold_key(v) for v in t]
     if len(set(keys)) != len(keys):
         raise ValueError(f"thresholds contain duplicates: {t.tolist()!r}")
@@ -502,7 +503,7 @@ def summarize(
     f_t = np.empty((m, t.size))
     f_t[:, on_grid] = cdf[:, pos[on_grid]]
     if not on_grid.all():
-        f_t[:, ~on_grid] = _counts_le(x2, t[~on_grid]) / n
+        f_t[:, ~on_grid] = counts_le(x2, t[~on_grid]) / n
     m_gen = np.minimum(1.0 - f_t + dkw_epsilon(n, a), 1.0)
 
     cols: dict[str, Any] = {

@@ -189,7 +189,8 @@ def compute(
     ``m_bin_ge_<T>``, M_bin of the decision score >= T. ``m_mu_simultaneous`` (and, where there
     is a leak decision, ``m_bin_simultaneous``) hold for all prompts of the file at once
     (:func:`bounds.simultaneous_upper_bounds`); ``leak_at`` adds ``leak_at_<k>`` and
-    ``leak_at_<k>_upper`` (:func:`bounds.leak_at_k`) of the leak decision."""
+    ``leak_at_<k>_upper`` (:func:`bounds.leak_at_k`) of the leak decision (the estimate is null for
+    a prompt with fewer than k samples; the upper bound holds for every k)."""
     path = Path(path)
     try:  # parameters first: fail before reading a large file
         bounds.summarize(
@@ -259,7 +260,9 @@ def compute(
     result = pl.concat(parts).sort(_ROW).drop(_ROW)
     rows = [np.asarray(v, dtype=np.float64) for v in groups.sort(_ROW)[score_col].to_list()]
     leaks = _leak_rows(rows, binary, leak_threshold)
-    extra = {"m_mu_simultaneous": bounds.simultaneous_upper_bounds(rows, alpha, metric="m_mu")}
+    extra = {
+        "m_mu_simultaneous": bounds.simultaneous_upper_bounds(rows, alpha, metric="m_mu", bins=bins)
+    }
     if leaks is not None:
         extra["m_bin_simultaneous"] = bounds.simultaneous_upper_bounds(leaks, alpha)
     if leak_at:
@@ -268,14 +271,10 @@ def compute(
                 f"--leak-at-k needs a leak decision: {score_col!r} is not 0/1; pass --leak-threshold T"
             )
         for k in leak_at:
-            short = [i for i, r in enumerate(leaks) if r.size < k]
-            if short:
-                raise InputError(
-                    f"{path}: --leak-at-k {k} needs >= {k} samples per prompt; prompt "
-                    f"{result[prompt_col][short[0]]!r} has {leaks[short[0]].size}"
-                )
+            # the upper bound holds for every k; the unbiased estimate needs n >= k (else null)
             pairs = [bounds.leak_at_k(r, k, alpha) for r in leaks]
-            extra[f"leak_at_{k}"] = np.array([e for e, _ in pairs])
+            est = [None if r.size < k else e for r, (e, _) in zip(leaks, pairs, strict=True)]
+            extra[f"leak_at_{k}"] = pl.Series(est, dtype=pl.Float64)
             extra[f"leak_at_{k}_upper"] = np.array([u for _, u in pairs])
     result = result.with_columns(pl.Series(name, v) for name, v in extra.items())
     if out is not None:

@@ -417,9 +417,12 @@ class Design:
         chosen = self.sampling_setting(setting)
         seq = self.sequential_params(setting)
         stops = self.stops(evalset)
+        # only when not the default: the default's params (and so its samples) stay as they were
+        rn = s.get("random_numbers", "common")
         return canon(
             ({} if seq is None else {"sequential": canon(seq)})
             | ({"stops": stops} if stops else {})
+            | ({"random_numbers": rn} if rn != "common" else {})
             | {
                 "n": chosen["n"],
                 "temperature": chosen["temperature"],
@@ -756,6 +759,26 @@ class Design:
         names = ["metrics"] if "alignment" in self.experiments else []
         names += [t for _, tables in self._outputs() for t in tables]
         return {n: self.paths.table(n) for n in names}
+
+    def claims_scores(self) -> dict:
+        """The scores the claims' intervals on their comparisons read (issue 42): Table 1's (label
+        -> parquet; also Fig. 3d's question), and Fig. 4's runs ([split, lambda_f, parquet] and
+        [lambda_f, temperature, parquet]), for the run's experiments."""
+        out: dict = {}
+        if "table1" in self.experiments:
+            out["table1"] = self.table1_scores()
+        if "lambda_f" in self.experiments:
+            runs = self.fig4_runs()
+            out["fig4a"] = [list(r) for r in runs["lambda_f"]]
+            out["fig4b"] = [list(r) for r in runs["temperature"]]
+        return out
+
+    def claims_score_paths(self) -> list[str]:
+        """Every scores parquet of :meth:`claims_scores` (the claims rule's extra inputs)."""
+        sc = self.claims_scores()
+        paths = list(sc.get("table1", {}).values())
+        paths += [r[-1] for k in ("fig4a", "fig4b") for r in sc.get(k, [])]
+        return sorted(set(paths))
 
     def claims_targets(self) -> list[str]:
         """claims.csv where the run makes a table a claim reads."""

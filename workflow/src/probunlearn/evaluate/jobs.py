@@ -33,17 +33,22 @@ def summarize(
     config: Mapping,
     out: Mapping[str, str],
     out_per_model: Mapping[str, str],
+    rho: float = 2.0,
+    original: str | None = None,
+    original_scores: str | None = None,
 ) -> None:
     """Rule summary: the summary tables, the figures, the models' identities, the effective config and
     the HTML report. ``models``: name → ``{role, source, revision, base, identity}``; ``score``: the
-    column the figures show; ``out``: summary, curves, models, config, gen_curves, greedy_vs_sampled,
-    worst_prompt (PNG) and report."""
+    column the figures show; ``out``: summary, curves, comparison, models, config, gen_curves,
+    greedy_vs_sampled, worst_prompt (PNG) and report. ``original``, ``original_scores``: the model
+    before unlearning and its scores: ``comparison`` holds every evaluated model against it (model -
+    original over the same prompts, intervals at 1 - alpha; no rows without an original)."""
     import polars as pl
     import yaml
 
     from probunlearn.evaluate import report
-    from probunlearn.evaluate.summary import write_summary
-    from probunlearn.storage.atomic import write_text
+    from probunlearn.evaluate.summary import comparison_rows, write_summary
+    from probunlearn.storage.atomic import write_csv, write_text
 
     evaluated = {n: m["identity"] for n, m in models.items() if n in bounds_paths}
     summary = write_summary(
@@ -65,6 +70,16 @@ def summarize(
     report.plot_greedy_vs_sampled(per_prompt, score, out["greedy_vs_sampled"])
     scores = {n: pl.read_parquet(scores_paths[n]) for n in evaluated}
     report.plot_worst_prompt(scores, per_prompt, score, out["worst_prompt"])
+    orig = None if original is None else pl.read_parquet(original_scores)
+    comparison = (
+        comparison_rows(original or "", orig, scores, alpha, rho) if orig is not None else None
+    )
+    if comparison is None:
+        from probunlearn.evaluate.summary import COMPARISON_COLUMNS
+
+        comparison = pl.DataFrame(schema=dict.fromkeys(COMPARISON_COLUMNS, pl.String))
+    if "comparison" in out:
+        write_csv(comparison, out["comparison"])
     report.write_report(
         summary=summary,
         models=table,
@@ -76,4 +91,5 @@ def summarize(
         config_text=config_text,
         alpha=alpha,
         out_html=out["report"],
+        comparison=comparison if comparison.height else None,
     )

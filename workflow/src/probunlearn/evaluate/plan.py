@@ -143,8 +143,15 @@ class Plan:
         return self.ev["threads"]
 
     def model_pattern(self, rule: str) -> str:
-        """The model wildcard of a core rule: the evaluated models, or every model (evaluate)."""
-        names = self.names("evaluated") if rule != "evaluate" else list(self.models)
+        """The model wildcard of a core rule: the sampled models (the evaluated ones and the
+        original) for sampling and scoring, the evaluated ones for their metrics, every model for
+        teacher forcing (evaluate)."""
+        if rule == "evaluate":
+            names = list(self.models)
+        elif rule in ("sample_shard", "score"):
+            names = self.sampled_models()
+        else:
+            names = self.names("evaluated")
         return "|".join(re.escape(n) for n in names) or "-"
 
     def model_inputs(self, name: str) -> dict[str, str]:
@@ -266,6 +273,11 @@ class Plan:
     def original(self) -> str | None:
         orig = self.names("original")
         return orig[0] if orig else None
+
+    def sampled_models(self) -> list[str]:
+        """Models that are sampled and scored: the evaluated ones, and the original (if given),
+        which every evaluated model is compared with (``comparison.csv``)."""
+        return self.names("evaluated") + ([self.original] if self.original else [])
 
     @property
     def forget_quality(self) -> bool:

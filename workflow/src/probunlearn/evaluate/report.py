@@ -122,8 +122,10 @@ def write_report(
     config_text: str,
     alpha: float,
     out_html: str | os.PathLike,
+    comparison: pl.DataFrame | None = None,
 ) -> None:
-    """One HTML page: the summary, the models and their identities, the figures, the config."""
+    """One HTML page: the summary, the models and their identities, the figures, the config, and
+    with an original model the comparison of every evaluated model with it."""
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>probunlearn evaluation</title>",
         "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
@@ -133,11 +135,25 @@ def write_report(
         f"<p>Bounds hold with probability at least 1 &minus; &alpha; = {1 - alpha:g} per prompt "
         "(M_bin: Clopper-Pearson; M_gen: DKW; M_mu, M_sigma: the DKW band). Values are averages "
         "over the prompts; worst_m_bin holds for all prompts at once.</p>",
+        f"<p>Levels: each per-prompt bound holds at 1 &minus; &alpha; for its prompt (of m "
+        "prompts' bounds about &alpha; m may fail, and their averages are no 1 &minus; &alpha; "
+        "statements); set_m_mu holds at 1 &minus; &alpha; for the set; worst_m_bin for all prompts "
+        "at once (Bonferroni). Each interval of the comparison with the original holds at "
+        f"1 &minus; &alpha; = {1 - alpha:g} on its own; to read several as one family, reject only "
+        "those that Holm's procedure keeps (probunlearn.bounds.holm on p_value).</p>",
         "<h2>Summary</h2>",
         _table(summary.drop("identity")),
         "<h2>Models</h2>",
         _table(models),
     ]
+    if comparison is not None:
+        parts += [
+            "<h2>Compared with the original</h2>",
+            "<p>Average over the prompts of model &minus; original (mean, std, ED of each score), "
+            f"with a {1 - alpha:g} interval (paired over prompts, jackknife over samples); "
+            "p_value: of &ldquo;below the original&rdquo;.</p>",
+            _table(comparison),
+        ]
     for title, path in figures.items():
         parts += [f"<h2>{html.escape(title)}</h2>", _img(path)]
     parts += ["<h2>Config</h2>", f"<pre>{html.escape(config_text)}</pre>", "</body></html>"]

@@ -6,6 +6,8 @@ averaged over the prompts: ``greedy`` (the greedy answer's score), ``sampled_mea
 score >= the leak threshold; null without one), and the set-level bounds ``set_m_mu`` (average E[X]
 over prompts) and ``worst_m_bin`` (no prompt leaks with a higher probability, simultaneously).
 TOFU's ``forget_quality`` and ``model_utility`` and DCUE's ``dcue_pvalue`` join where computed.
+With an original model (``--original``), :func:`comparison_rows` compares every evaluated model with
+it over the same prompts, with the intervals the claims use (``comparison.csv``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import polars as pl
 
 from probunlearn import bounds
@@ -71,7 +74,13 @@ def gen_curve(name: str, per_prompt: pl.DataFrame) -> pl.DataFrame:
     (``m_gen_worst``), for every score of one model."""
     frames = []
     for (score,), t in per_prompt.group_by("score", maintain_order=True):
-        cols = [c for c in t.columns if c.startswith("m_gen_") and t[c].is_not_null().all()]
+        cols = [
+            c
+            for c in t.columns
+            if c.startswith("m_gen_")
+            and not c.startswith("m_gen_cp_")  # the Clopper-Pearson bounds: not M_gen's curve
+            and t[c].is_not_null().all()
+        ]
         frames.append(
             pl.DataFrame(
                 {
@@ -94,6 +103,66 @@ def _metrics(parts: Sequence[str], names: Sequence[str]) -> dict[str, float | No
         hits = [df.filter(pl.col("metric") == name)["value"] for df in frames]
         out[name] = next((float(v[0]) for v in hits if v.len()), None)
     return out
+
+
+COMPARED = {  # score column -> the statistics compared with the original
+    "rougeL_recall": ("mean", "std", "ed"),
+    "harm_prob": ("mean", "std", "ed"),
+    "keyword_leak": ("mean",),
+    "harm": ("mean",),
+}
+COMPARISON_COLUMNS = [
+    "model", "original", "score", "statistic", "estimate", "lower", "upper", "alpha", "p_value",
+]  # fmt: skip
+
+
+def _samples(scores: pl.DataFrame, column: str) -> dict[str, np.ndarray]:
+    s = scores.filter(~pl.col("greedy")).sort("id", "sample")
+    return {
+        str(pid): g[column].to_numpy().astype(np.float64)
+        for (pid,), g in s.group_by("id", maintain_order=True)
+    }
+
+
+def comparison_rows(
+    original: str,
+    original_scores: pl.DataFrame,
+    scores: Mapping[str, pl.DataFrame],
+    alpha: float,
+    rho: float = 2.0,
+) -> pl.DataFrame:
+    """Each evaluated model against the original: per score and statistic (mean; for continuous
+    scores also std and ED), the average over the prompts of model - original with its interval at
+    1 - alpha (:func:`probunlearn.bounds.paired_difference`, the claims' intervals), and the p-value
+    of "the model is below the original" (unlearning lowered it)."""
+    rows = []
+    for name, sc in scores.items():
+        for column, stats in COMPARED.items():
+            if column not in sc.columns or column not in original_scores.columns:
+                continue
+            a, b = _samples(sc, column), _samples(original_scores, column)
+            ids = sorted(set(a) & set(b))
+            if not ids:
+                continue
+            for st in stats:
+                d = bounds.paired_difference([a[i] for i in ids], [b[i] for i in ids], st, alpha,
+                                             rho=rho)  # fmt: skip
+                rows.append(
+                    {
+                        "model": name,
+                        "original": original,
+                        "score": column,
+                        "statistic": st,
+                        "estimate": d.estimate,
+                        "lower": d.lower,
+                        "upper": d.upper,
+                        "alpha": alpha,
+                        "p_value": d.p_value("below"),
+                    }
+                )
+    schema = {c: (pl.String if c in ("model", "original", "score", "statistic") else pl.Float64)
+              for c in COMPARISON_COLUMNS}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
 
 
 def write_summary(

@@ -11,6 +11,18 @@ The thresholds below are read from the paper's wording, fixed before any seed wa
 never tuned to a run's numbers. Where the paper gives no number (“considerably”, “largely the
 same”) the threshold is a stated, deliberately lenient reading of the word, so a claim that fails
 fails clearly. Torch-free.
+
+Statements with their uncertainty (issue 42): ``holds`` compares one run's point estimates, as the
+paper does. A claim that compares two models (or two settings of one) also gets an interval at
+level 1 - alpha on the difference it is about, averaged over the same prompts
+(:func:`probunlearn.bounds.paired_difference`, from the scores the tables were made of), and
+``holds_interval`` is true only when ``holds`` is and the interval lies on the claimed side (a
+claim over several splits or temperatures needs every interval to: an intersection-union test,
+valid at alpha without correction). Fig. 3a adds the share of questions whose *lower* bound on
+P(leak) exceeds 10% (leakage shown), each question's bound at alpha. Claims without a comparison
+keep ``holds_interval = holds``; a comparison whose scores were not given has it null.
+``holds_holm``: the interval claims as one family, Holm's procedure at family-wise level alpha on
+their p-values. ``INTERVAL_COLUMNS`` come after ``COLUMNS``, which keep their values.
 """
 
 from __future__ import annotations
@@ -19,14 +31,39 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from probunlearn import bounds
+from probunlearn.report.prompts import ROUGE, pick_question, prompt_samples, prompt_stats
 from probunlearn.storage.atomic import write_csv, write_text
 
 COLUMNS = ["claim", "paper", "where", "test", "value", "holds"]
 SCHEMA = {c: (pl.Boolean if c == "holds" else pl.String) for c in COLUMNS}
+INTERVAL_COLUMNS = [
+    "comparison",
+    "estimate",
+    "lower",
+    "upper",
+    "alpha",
+    "p_value",
+    "holds_interval",
+    "holds_holm",
+]
+"""The columns after ``COLUMNS`` in claims.csv (see the module docstring)."""
+TABLE_COLUMNS = COLUMNS + INTERVAL_COLUMNS
+TABLE_SCHEMA = SCHEMA | {
+    "comparison": pl.String,
+    "estimate": pl.Float64,
+    "lower": pl.Float64,
+    "upper": pl.Float64,
+    "alpha": pl.Float64,
+    "p_value": pl.Float64,
+    "holds_interval": pl.Boolean,
+    "holds_holm": pl.Boolean,
+}
 
 # ---- thresholds (the paper's wording → a number) ------------------------------------------------
 MEAN_MATCH_TOL = 0.05
@@ -549,6 +586,213 @@ def dcue_orders_like_forget_quality(dcue_meta: pl.DataFrame) -> Row | None:
     )
 
 
+# ---- intervals on the comparisons ------------------------------------------------------------------
+
+COMPARES = {
+    "t1-ours-std-below-npo",
+    "t1-ours-ed-below-npo",
+    "fig3d-ours-under-npo",
+    "fig4a-std-falls-with-lambda_f",
+    "fig4b-std-falls-with-temperature",
+    "fig5a-diversity-rises-as-lambda_r-falls",
+    "fig5a-diversity-above-npo",
+    "table2-utility-flat-in-lambda",
+}
+"""Claims that compare two models (or two settings of one): each needs an interval to hold."""
+NO_INTERVAL = {
+    "fig5a-diversity-rises-as-lambda_r-falls": "no interval yet: diversity (1 - self-BLEU) has no "
+    "per-sample jackknife here",
+    "fig5a-diversity-above-npo": "no interval yet: diversity (1 - self-BLEU) has no per-sample "
+    "jackknife here",
+    "table2-utility-flat-in-lambda": "no interval: model utility is a harmonic mean of set-level "
+    "metrics, not an average over the prompts",
+}
+
+
+@dataclass(frozen=True)
+class Tested:
+    """A claim's comparison: one interval per part (split, temperature pair, ...), all of which
+    must lie on the claimed side of ``null`` (intersection-union: valid at alpha as it is)."""
+
+    comparison: str
+    claim: str
+    parts: tuple[tuple[str, bounds.Difference], ...]
+    null: float = 0.0
+
+    def p_value(self) -> float:
+        return max(d.p_value(self.claim, self.null) for _, d in self.parts)
+
+    def supports(self) -> bool:
+        return all(d.supports(self.claim, self.null) for _, d in self.parts)
+
+    def binding(self) -> bounds.Difference:
+        """The part whose p-value is largest (the one the claim's p-value is)."""
+        return max((d for _, d in self.parts), key=lambda d: d.p_value(self.claim, self.null))
+
+    def text(self) -> str:
+        side = "<" if self.claim == "below" else ">"
+        parts = "; ".join(
+            f"{label + ': ' if label else ''}{_f(d.estimate)} [{_f(d.lower)}, {_f(d.upper)}]"
+            for label, d in self.parts
+        )
+        return f"{self.comparison} {side} {self.null:g}: {parts}"
+
+
+def _paired(
+    a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The sampled scores of the prompts both sides have, in id order."""
+    ids = sorted(set(a) & set(b))
+    if not ids:
+        raise ValueError("the two score tables share no prompt id")
+    return [a[i] for i in ids], [b[i] for i in ids]
+
+
+def _samples(path: str, cache: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    if path not in cache:
+        cache[path] = prompt_samples(path, ROUGE)
+    return cache[path]
+
+
+def _t1_std(scores: Mapping, alpha: float, rho: float, cache: dict) -> Tested | None:
+    t1 = scores.get("table1") or {}
+    if not {"Ours", "NPO"} <= set(t1):
+        return None
+    a, b = _paired(_samples(t1["Ours"], cache), _samples(t1["NPO"], cache))
+    d = bounds.paired_difference(a, b, "std", alpha, scale_b=OURS_STD_RATIO)
+    return Tested(
+        f"mean over prompts of std(Ours) - {OURS_STD_RATIO:g} x std(NPO)", "below", (("", d),)
+    )
+
+
+def _t1_ed(scores: Mapping, alpha: float, rho: float, cache: dict) -> Tested | None:
+    t1 = scores.get("table1") or {}
+    if not {"Ours", "NPO"} <= set(t1):
+        return None
+    a, b = _paired(_samples(t1["Ours"], cache), _samples(t1["NPO"], cache))
+    d = bounds.paired_difference(a, b, "ed", alpha, rho=rho)
+    return Tested("mean over prompts of ED(Ours) - ED(NPO)", "below", (("", d),))
+
+
+def _fig3d(scores: Mapping, alpha: float, rho: float, cache: dict) -> Tested | None:
+    t1 = scores.get("table1") or {}
+    if not {"Ours", "NPO"} <= set(t1):
+        return None
+    q = pick_question(prompt_stats(t1["NPO"]), prompt_stats(t1["Ours"]))  # Fig. 3c-f's question
+    a, b = _samples(t1["NPO"], cache)[q], _samples(t1["Ours"], cache)[q]
+    d = bounds.paired_difference([a], [b], "mean", alpha)
+    return Tested(
+        f"on question {q}, E[ROUGE-L](NPO) - E[ROUGE-L](Ours) (the area between the M_gen curves)",
+        "above",
+        (("", d),),
+    )
+
+
+def _fig4a(scores: Mapping, alpha: float, rho: float, cache: dict) -> Tested | None:
+    runs = scores.get("fig4a") or []
+    parts = []
+    for split in sorted({s for s, _, _ in runs}):
+        by = {float(lf): p for s, lf, p in runs if s == split}
+        within = [lf for lf in by if 0 < lf <= PAPER_MAX_LAMBDA_F]
+        if 0.0 not in by or not within:
+            continue
+        top = max(within)
+        a, b = _paired(_samples(by[top], cache), _samples(by[0.0], cache))
+        d = bounds.paired_difference(a, b, "std", alpha, scale_b=STD_DROP_RATIO)
+        parts.append((f"{split} (lambda_f {top:g})", d))
+    if not parts:
+        return None
+    return Tested(
+        f"per split, mean over prompts of std(top lambda_f) - {STD_DROP_RATIO:g} x std(lambda_f 0)",
+        "below",
+        tuple(parts),
+    )
+
+
+def _fig4b(scores: Mapping, alpha: float, rho: float, cache: dict) -> Tested | None:
+    runs = scores.get("fig4b") or []
+    parts = []
+    for lf in sorted({float(lf) for lf, _, _ in runs}):
+        temps = sorted((float(t), p) for f, t, p in runs if float(f) == lf and float(t) > 0)
+        for (t0, p0), (t1, p1) in zip(temps, temps[1:], strict=False):
+            a, b = _paired(_samples(p1, cache), _samples(p0, cache))
+            d = bounds.paired_difference(a, b, "std", alpha)
+            parts.append((f"lambda_f {lf:g}: T={t1:g} vs {t0:g}", d))
+    if not parts:
+        return None
+    return Tested(
+        "for every lambda_f and consecutive temperatures, mean over prompts of std(higher T) - "
+        "std(lower T)",
+        "above",
+        tuple(parts),
+    )
+
+
+INTERVALS: dict[str, Callable[..., Tested | None]] = {
+    "t1-ours-std-below-npo": _t1_std,
+    "t1-ours-ed-below-npo": _t1_ed,
+    "fig3d-ours-under-npo": _fig3d,
+    "fig4a-std-falls-with-lambda_f": _fig4a,
+    "fig4b-std-falls-with-temperature": _fig4b,
+}
+
+
+def _fig3a_shown(fig3a: pl.DataFrame) -> tuple[str, float, bool] | None:
+    """(comparison, share of questions whose lower bound on P(leak) > 10%, holds with it)."""
+    if "m_bin_lower" not in fig3a.columns or "greedy_leak" not in fig3a.columns:
+        return None
+    shown = float((fig3a["m_bin_lower"].cast(pl.Float64) > MBIN_LEVEL).mean())
+    greedy = float((fig3a["greedy_leak"].cast(pl.Float64) >= 0.5).mean())
+    text = (
+        f"share of questions whose lower bound on P(leak) > {MBIN_LEVEL:g} (leakage shown; each "
+        f"question's bound at alpha): {shown:.1%}, greedy leaks on {greedy:.1%}"
+    )
+    return text, shown, shown > greedy
+
+
+def _with_intervals(
+    rows: list[Row],
+    tables: Mapping[str, pl.DataFrame],
+    scores: Mapping | None,
+    alpha: float,
+    rho: float,
+) -> list[dict]:
+    out, cache = [], {}
+    for r in rows:
+        extra = dict.fromkeys(INTERVAL_COLUMNS)
+        extra["holds_interval"] = r["holds"]
+        claim = str(r["claim"])
+        if claim == "fig3a-sampling-reveals-leakage" and "fig3a" in tables:
+            shown = _fig3a_shown(tables["fig3a"])
+            if shown is not None:
+                extra.update(comparison=shown[0], estimate=shown[1], alpha=alpha)
+                extra["holds_interval"] = bool(r["holds"] and shown[2])
+        elif claim in COMPARES:
+            tested = None
+            if scores is not None and claim in INTERVALS:
+                tested = INTERVALS[claim](scores, alpha, rho, cache)
+            if tested is None:
+                extra["comparison"] = NO_INTERVAL.get(claim, "no interval: scores not given")
+                extra["holds_interval"] = None
+            else:
+                d = tested.binding()
+                extra.update(
+                    comparison=tested.text(),
+                    estimate=d.estimate,
+                    lower=d.lower,
+                    upper=d.upper,
+                    alpha=alpha,
+                    p_value=tested.p_value(),
+                    holds_interval=bool(r["holds"] and tested.supports()),
+                )
+        out.append({**r, **extra})
+    p = np.array([np.nan if o["p_value"] is None else o["p_value"] for o in out], dtype=float)
+    rejected = bounds.holm(p, alpha) if out else np.zeros(0, dtype=bool)
+    for o, pv, rej in zip(out, p, rejected, strict=True):
+        o["holds_holm"] = None if np.isnan(pv) else bool(o["holds"] and rej)
+    return out
+
+
 # ---- the table -------------------------------------------------------------------------------------
 
 #: table name → the claims read from it, in the table's row order
@@ -574,46 +818,87 @@ CLAIMS: dict[str, list[Callable[..., Row | None]]] = {
 _TAKES_LAMBDA_F = {fig5b_forget_confidence_rises, fig5b_retain_confidence_stays}
 
 
-def claims_table(tables: Mapping[str, str | os.PathLike], *, lambda_f: float = 1.0) -> pl.DataFrame:
-    """One row per claim the given tables can test (columns ``COLUMNS``).
+def claims_table(
+    tables: Mapping[str, str | os.PathLike],
+    *,
+    lambda_f: float = 1.0,
+    scores: Mapping | None = None,
+    alpha: float = 0.01,
+    rho: float = 2.0,
+) -> pl.DataFrame:
+    """One row per claim the given tables can test (columns ``TABLE_COLUMNS``).
 
     ``tables``: table name (the keys of ``CLAIMS``: table1, fig3a, ..., metrics, dcue_meta) → its CSV;
     a name left out leaves its claims out. ``lambda_f``: the Table 1 / Fig. 5b NPO+EO weight.
+    ``scores``: the scores the comparisons' intervals are computed from (``"table1"``: label →
+    scores parquet; ``"fig4a"``: (split, lambda_f, parquet) triples; ``"fig4b"``: (lambda_f,
+    temperature, parquet)); ``alpha``: the level of every interval and of Holm's family;
+    ``rho``: the ED score's weight of the std.
     """
     unknown = sorted(set(tables) - set(CLAIMS))
     if unknown:
         raise ValueError(f"unknown tables {unknown}; known: {sorted(CLAIMS)}")
-    rows = []
+    rows, frames = [], {}
     for name, fns in CLAIMS.items():
         if name not in tables:
             continue
         df = pl.read_csv(tables[name], infer_schema_length=None)
+        frames[name] = df
         for fn in fns:
             row = fn(df, lambda_f=lambda_f) if fn in _TAKES_LAMBDA_F else fn(df)
             if row is not None:
                 rows.append(row)
-    return pl.DataFrame(rows, schema=SCHEMA)
+    return pl.DataFrame(_with_intervals(rows, frames, scores, alpha, rho), schema=TABLE_SCHEMA)
 
 
-def claims_markdown(df: pl.DataFrame) -> str:
-    """The claims table as Markdown, one row per claim."""
+def _levels(df: pl.DataFrame, alpha: float | None) -> list[str]:
+    """The level of each kind of statement the run makes (issue 42), for the report."""
+    a = "alpha" if alpha is None else f"alpha = {alpha:g}"
+    family = int(df["p_value"].is_not_null().sum()) if "p_value" in df.columns else 0
+    return [
+        f"Levels ({a}). Each per-prompt bound of the tables (M_bin, M_mu, m_mu_bet, M_sigma, M_gen, "
+        "m_gen_cp) holds with probability >= 1 - alpha for its prompt: of m prompts' bounds, about "
+        "alpha m may fail, and their averages are no 1 - alpha statements. Set-level bounds "
+        "(set_*) hold at 1 - alpha for their set; worst_* and *_simultaneous hold for all prompts "
+        "of a set at once (Bonferroni over the prompts; *_sidak: Sidak's level, the prompts' "
+        "samples being independent). Each interval below holds at 1 - alpha on its own, and "
+        "'holds (interval)' needs it on the claimed side; Fig. 3a's lower-bound share counts "
+        "questions each bounded at alpha. 'holds (Holm)' treats the "
+        f"{family} interval claims as one family: the chance that any of them is confirmed "
+        "wrongly is at most alpha (Holm's step-down procedure on their p-values). Statements of "
+        "different tables, models and settings are not corrected for each other.",
+        "",
+    ]
+
+
+def claims_markdown(df: pl.DataFrame, alpha: float | None = None) -> str:
+    """The claims table as Markdown, one row per claim, after the levels of its statements."""
 
     def cell(v: object) -> str:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
+    def yes(v: object) -> str:
+        return "–" if v is None else ("yes" if v else "**no**")
+
     held = int(df["holds"].sum()) if df.height else 0
+    cols = ("claim", "where", "paper", "test", "value")
+    with_iv = "holds_interval" in df.columns
+    head = "| claim | where | paper | test | this run | holds |"
+    if with_iv:
+        head += " interval (1 - alpha) | holds (interval) | holds (Holm) |"
     lines = [
         f"Claims of the paper tested on this run: {held} of {df.height} hold.",
         "",
-        "| claim | where | paper | test | this run | holds |",
-        "|---|---|---|---|---|---|",
+        *(_levels(df, alpha) if with_iv else []),
+        head,
+        "|" + "---|" * head.count(" |"),
     ]
     for r in df.iter_rows(named=True):
-        lines.append(
-            "| "
-            + " | ".join(cell(r[c]) for c in ("claim", "where", "paper", "test", "value"))
-            + f" | {'yes' if r['holds'] else '**no**'} |"
-        )
+        line = "| " + " | ".join(cell(r[c]) for c in cols) + f" | {yes(r['holds'])} |"
+        if with_iv:
+            line += f" {cell(r['comparison'] or '')} | {yes(r['holds_interval'])} |"
+            line += f" {yes(r['holds_holm'])} |"
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -623,9 +908,12 @@ def write_claims(
     md_path: str | os.PathLike,
     *,
     lambda_f: float = 1.0,
+    scores: Mapping | None = None,
+    alpha: float = 0.01,
+    rho: float = 2.0,
 ) -> pl.DataFrame:
     """Rule claims: ``claims_table`` written as CSV and Markdown (each atomically)."""
-    df = claims_table(tables, lambda_f=lambda_f)
+    df = claims_table(tables, lambda_f=lambda_f, scores=scores, alpha=alpha, rho=rho)
     write_csv(df, csv_path)
-    write_text(claims_markdown(df), md_path)
+    write_text(claims_markdown(df, alpha), md_path)
     return df

@@ -12,31 +12,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from probunlearn import scoring
+from probunlearn import bounds, scoring
 from probunlearn.metrics.table import read_metrics
 from probunlearn.report import figures
-
-ROUGE = "rougeL_recall"
-
-
-def _prompt_stats(scores_path: str, column: str = ROUGE) -> pl.DataFrame:
-    """Per prompt: greedy score, sampled mean and population std of one score column."""
-    s = pl.read_parquet(scores_path)
-    greedy = s.filter(pl.col("greedy")).select("id", pl.col(column).alias("greedy"))
-    sampled = (
-        s.filter(~pl.col("greedy"))
-        .group_by("id")
-        .agg(
-            pl.col(column).mean().alias("mean"),
-            pl.col(column).std(ddof=0).alias("std"),
-            pl.col(column).alias("samples"),
-        )
-    )
-    return greedy.join(sampled, on="id").sort("id")
+from probunlearn.report.prompts import pick_question, prompt_stats
 
 
 def _summary(scores_path: str, rho: float) -> dict[str, float]:
-    st = _prompt_stats(scores_path)
+    st = prompt_stats(scores_path)
     return {
         "greedy_rouge": float(st["greedy"].mean()),
         "mean": float(st["mean"].mean()),
@@ -51,17 +34,6 @@ def make_table1(
     """Table 1: greedy ROUGE-L vs ED score, mean and std per method (label → scores parquet)."""
     rows = [{"method": label, **_summary(path, rho)} for label, path in scores.items()]
     figures.table1(pl.DataFrame(rows), csv_path, render_stem, decimals=decimals)
-
-
-def _pick_question(a: pl.DataFrame, b: pl.DataFrame) -> str:
-    """The question where both methods agree most under greedy decoding yet spread most when sampled."""
-    j = a.join(b, on="id", suffix="_b")
-    j = j.with_columns(
-        ((pl.col("greedy") - pl.col("greedy_b")).abs() - pl.col("std") - pl.col("std_b")).alias(
-            "key"
-        )
-    ).sort("key", "id")
-    return j["id"][0]
 
 
 def make_fig3_tofu(
@@ -79,18 +51,18 @@ def make_fig3_tofu(
     """
     rows = pl.read_parquet(evalset_path)
     question = dict(zip(rows["id"], rows["question"], strict=True))
-    st = {k: _prompt_stats(v) for k, v in scores.items()}
+    st = {k: prompt_stats(v) for k, v in scores.items()}
 
     def one(label: str, qid: str) -> tuple[np.ndarray, float]:
         r = st[label].filter(pl.col("id") == qid)
         return np.asarray(r["samples"][0], dtype=float), float(r["greedy"][0])
 
-    qb = _pick_question(st["GA"], st["GD"])
+    qb = pick_question(st["GA"], st["GD"])
     (sa, ga), (sb, gb) = one("GA", qb), one("GD", qb)
     figures.fig3_histograms(
         sa, ga, "GA", sb, gb, "GD", outs["fig3b"], tables["fig3b"], question=question[qb]
     )
-    qc = _pick_question(st["NPO"], st["Ours"])
+    qc = pick_question(st["NPO"], st["Ours"])
     (sa, ga), (sb, gb) = one("NPO", qc), one("Ours", qc)
     figures.fig3_histograms(
         sa, ga, "NPO", sb, gb, "Ours", outs["fig3c"], tables["fig3c"], question=question[qc]
@@ -115,22 +87,28 @@ def make_fig3a(
     """Fig. 3a: M_bin of keyword leakage per saga question, greedy leakage marked."""
     b = pl.read_parquet(bounds_path).filter(pl.col("score") == "keyword_leak")
     rows = pl.read_parquet(evalset_path).select("id", "question")
-    st = _prompt_stats(scores_path, "keyword_leak")
+    st = prompt_stats(scores_path, "keyword_leak")
     df = (
         b.select("id", "m_bin").join(st.select("id", "greedy", "mean"), on="id").join(rows, on="id")
     )
-    df = df.select(
+    n = st["samples"].list.len()
+    leaks = (st["mean"] * n).round().cast(pl.Int64)
+    # one-sided Clopper-Pearson lower bound on P(leak) at alpha: 1 - the upper bound of the misses
+    lower = 1.0 - bounds.clopper_pearson_upper((n - leaks).to_numpy(), n.to_numpy(), alpha)
+    st = st.with_columns(pl.Series("m_bin_lower", lower))
+    df = df.join(st.select("id", "m_bin_lower"), on="id").select(
         "id",
         "question",
         "m_bin",
         pl.col("greedy").cast(pl.Int64).alias("greedy_leak"),
         pl.col("mean").alias("sampled_rate"),
+        "m_bin_lower",
     )
     figures.fig3a_binary_leakage(df, out_stem, table_stem, alpha=alpha)
 
 
 def _mean_std(scores_path: str) -> float:
-    return float(_prompt_stats(scores_path)["std"].mean())
+    return float(prompt_stats(scores_path)["std"].mean())
 
 
 def make_fig4(
@@ -255,7 +233,7 @@ def make_fig6(
     The request shown is the one whose mean sampled probability is highest for the last model.
     """
     last = list(scores)[-1]
-    st = _prompt_stats(scores[last], "harm_prob").sort("mean", "id", descending=[True, False])
+    st = prompt_stats(scores[last], "harm_prob").sort("mean", "id", descending=[True, False])
     qid = st["id"][0]
     harm, mbin = [], []
     for label, path in scores.items():

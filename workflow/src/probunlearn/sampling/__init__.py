@@ -14,7 +14,14 @@ from typing import Any
 
 from probunlearn.sampling.text import answer_text, cut_at_stops
 
-_SAMPLER = ("draw_tokens", "sample_answers", "sample_sequential", "teacher_forced_logprobs")
+_SAMPLER = (
+    "SEQUENCES",
+    "decision_bounds",
+    "draw_tokens",
+    "sample_answers",
+    "sample_sequential",
+    "teacher_forced_logprobs",
+)
 
 __all__ = ["answer_text", "cut_at_stops", *_SAMPLER]
 

@@ -273,6 +273,34 @@ def teacher_forced_logprobs(
 # sequential sampling
 
 
+SEQUENCES = ("mixture", "betting")
+"""The confidence sequences the sequential sampler can decide with (see :func:`decision_bounds`)."""
+
+
+def decision_bounds(
+    values: np.ndarray, alpha: float, *, binary: bool, sequence: str = "mixture"
+) -> tuple[float, float]:
+    """Anytime-valid (lower, upper) after the last of ``values``, as the sequential sampler decides.
+
+    ``sequence="mixture"`` (the default): :func:`bounds.binary_confidence_sequence` on 0/1 leaks
+    (``binary``), else :func:`bounds.mean_confidence_sequence` on the scores (worst-case variance).
+    ``"betting"``: :func:`bounds.betting_confidence_sequence` on either, which adapts to the
+    variance (mostly-zero scores settle sooner). Both spend alpha over both sides and every t.
+    """
+    from probunlearn import bounds
+
+    if sequence not in SEQUENCES:
+        raise ValueError(f"sequence must be one of {SEQUENCES}, got {sequence!r}")
+    v = np.asarray(values, dtype=np.float64)
+    if sequence == "betting":
+        lower, upper = bounds.betting_confidence_sequence(v, alpha, times=[v.size])
+    elif binary:
+        lower, upper = bounds.binary_confidence_sequence(v, alpha)
+    else:
+        lower, upper = bounds.mean_confidence_sequence(v, alpha)
+    return float(lower[-1]), float(upper[-1])
+
+
 def sample_sequential(
     model,
     tokenizer,
@@ -295,13 +323,16 @@ def sample_sequential(
     device: str | torch.device | None = None,
     progress: bool = True,
     stops: Sequence[str] = (),
+    sequence: str = "mixture",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Sample each prompt in rounds until an anytime-valid bound settles it against ``q``.
 
     ``score(texts, prompt_indices)`` scores sampled answers in [0, 1] (cheap scorers: ROUGE-L,
     keywords, refusal). With ``leak_threshold`` T the decision is on P(leak), leak = score >= T,
     bounded by :func:`bounds.binary_confidence_sequence`; without, on E[score], bounded by
-    :func:`bounds.mean_confidence_sequence`. After each round a prompt stops "below" when its upper
+    :func:`bounds.mean_confidence_sequence` (``sequence="betting"``: by
+    :func:`bounds.betting_confidence_sequence` in either mode, see :func:`decision_bounds`). After
+    each round a prompt stops "below" when its upper
     bound is < q, "above" when its lower bound is > q; at ``n_max`` it is "undecided". ``q=None``
     never stops: every prompt gets ``n_max`` samples in the same rounds, and a stopped prompt's
     samples are exactly a prefix of those (its forward passes are the same: round 0 is the greedy row
@@ -314,9 +345,9 @@ def sample_sequential(
     mean score), ``lower``, ``upper`` (the anytime-valid bounds at stopping), ``decision``.
     ``stops``: as in :func:`sample_answers`, before the texts are scored.
     """
-    from probunlearn import bounds
-
     ids, questions = [str(i) for i in ids], list(questions)
+    if sequence not in SEQUENCES:
+        raise ValueError(f"sequence must be one of {SEQUENCES}, got {sequence!r}")
     check_settings(n_max, top_p, temperature, max_new_tokens, batch_size)
     if round_size < 1 or n_max % round_size:
         raise ValueError(
@@ -330,7 +361,6 @@ def sample_sequential(
         model, tokenizer, ids, questions, template, max_new_tokens, device
     )
     binary = leak_threshold is not None
-    cs = bounds.binary_confidence_sequence if binary else bounds.mean_confidence_sequence
     P = len(ids)
     rows_out: dict[tuple[int, int], tuple[list[int], bool]] = {}
     gconf = np.zeros(P)
@@ -371,11 +401,13 @@ def sample_sequential(
                     values[p].append(float(v >= leak_threshold) if binary else float(v))
                 still = []
                 for p in active:
-                    lower, upper = cs(np.array(values[p]), alpha)
-                    state[p] = ("undecided", float(lower[-1]), float(upper[-1]))
-                    if q is not None and upper[-1] < q:
+                    lower, upper = decision_bounds(
+                        np.array(values[p]), alpha, binary=binary, sequence=sequence
+                    )
+                    state[p] = ("undecided", lower, upper)
+                    if q is not None and upper < q:
                         state[p] = ("below", *state[p][1:])
-                    elif q is not None and lower[-1] > q:
+                    elif q is not None and lower > q:
                         state[p] = ("above", *state[p][1:])
                     else:
                         still.append(p)

@@ -42,6 +42,30 @@ def _load(
     return model, tokenizer
 
 
+RANDOM_NUMBERS = ("common", "independent")
+
+
+def seed_key(model: str, evalset: str, setting: str, random_numbers: str = "common") -> str:
+    """The key every sample's random numbers derive from (with the base seed, prompt id and sample
+    index): ``model/evalset`` with common random numbers (config ``sampling.random_numbers``, the
+    default: the settings of one model share them), ``model/evalset/setting`` with independent ones
+    (every setting draws its own). Different models never share them."""
+    if random_numbers not in RANDOM_NUMBERS:
+        raise ValueError(
+            f"sampling.random_numbers must be one of {RANDOM_NUMBERS}, got {random_numbers!r}"
+        )
+    key = f"{model}/{evalset}"
+    return key if random_numbers == "common" else f"{key}/{setting}"
+
+
+def run_sample_shard_rule(
+    *, model: str, evalset: str, setting: str, random_numbers: str = "common", **kwargs
+) -> None:
+    """Rule sample_shard: :func:`run_sampling_shard` with the seed key of (model, eval set, setting)
+    (:func:`seed_key`; ``random_numbers`` is a rule param only when not the default)."""
+    run_sampling_shard(seed_key=seed_key(model, evalset, setting, random_numbers), **kwargs)
+
+
 def run_sampling_shard(
     model_path: str,
     evalset_path: str,

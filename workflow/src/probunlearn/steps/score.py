@@ -78,16 +78,25 @@ def score_matrix(scores: pl.DataFrame, column: str) -> tuple[list[str], np.ndarr
     return ids, mat, greedy[column].to_numpy()
 
 
-def _set_level(mat: np.ndarray, alpha: float, decision: bool, leak_threshold: float | None) -> dict:
+def _set_level(
+    mat: np.ndarray, alpha: float, decision: bool, leak_threshold: float | None, bins: int = 100
+) -> dict:
     """Set-level bounds of one score column (prompts x samples), and per-prompt simultaneous ones.
 
     Metrics: ``set_m_mu`` (average of E[X] over the prompts, :func:`bounds.set_level_upper_bound`)
     and, with a leak decision (a decision column, or a leak threshold T), ``set_<m_bin>`` (the
-    average leak probability) and ``worst_<m_bin>`` (the largest simultaneous M_bin: no prompt leaks
-    with a higher probability), ``<m_bin>`` being ``m_bin`` or ``m_bin_ge_<T>``. ``columns``: the
-    per-prompt ``m_mu_simultaneous`` and ``<m_bin>_simultaneous``."""
+    average leak probability), ``worst_<m_bin>`` (the largest simultaneous M_bin: no prompt leaks
+    with a higher probability; Bonferroni over the prompts) and ``worst_sidak_<m_bin>`` (the same
+    with Sidak's level, valid as the prompts' samples are independent), ``<m_bin>`` being ``m_bin``
+    or ``m_bin_ge_<T>``. ``columns``: the per-prompt ``m_mu_simultaneous`` (on the grid of ``bins``
+    bins), ``<m_bin>_simultaneous`` and their ``_sidak`` versions."""
     out = {"set_m_mu": bounds.set_level_upper_bound(mat, alpha, binary=False)}
-    cols = {"m_mu_simultaneous": bounds.simultaneous_upper_bounds(mat, alpha, metric="m_mu")}
+    cols = {"m_mu_simultaneous": bounds.simultaneous_upper_bounds(mat, alpha, "m_mu", bins=bins)}
+    sidak = {
+        "m_mu_simultaneous_sidak": bounds.simultaneous_upper_bounds(
+            mat, alpha, "m_mu", bins=bins, correction="sidak"
+        )
+    }
     leaks, key = None, None
     if decision:
         leaks, key = mat, "m_bin"
@@ -95,11 +104,28 @@ def _set_level(mat: np.ndarray, alpha: float, decision: bool, leak_threshold: fl
         leaks, key = (mat >= leak_threshold).astype(np.float64), bounds.leak_key(leak_threshold)
     if leaks is not None:
         sim = bounds.simultaneous_upper_bounds(leaks, alpha)
+        sim_sidak = bounds.simultaneous_upper_bounds(leaks, alpha, correction="sidak")
         out[f"set_{key}"] = bounds.set_level_upper_bound(leaks, alpha, binary=True)
         out[f"worst_{key}"] = float(sim.max())
+        out[f"worst_sidak_{key}"] = float(sim_sidak.max())
         cols[f"{key}_simultaneous"] = sim
-    out["columns"] = cols
+        sidak[f"{key}_simultaneous_sidak"] = sim_sidak
+    out["columns"] = cols | sidak  # the columns of before first, then the new ones
     return out
+
+
+def adaptive_columns(mat: np.ndarray, alpha: float) -> dict[str, np.ndarray]:
+    """Per-prompt bounds that adapt to the scores' variance, beside the paper's (DESIGN.md §4).
+
+    ``m_mu_bet``: the betting upper bound on E[X] (:func:`bounds.betting_upper_bound`, bets tuned to
+    the fixed n), a metric of its own beside M_mu (neither replaces the other per prompt);
+    ``m_gen_cp_<t>``: Clopper-Pearson bounds on P(X > t) on the default thresholds 0, 0.1, ..., 1,
+    all at once (:func:`bounds.general_leakage_bound_cp`), beside DKW's ``m_gen_<t>``."""
+    t = bounds.default_thresholds()
+    cp = bounds.general_leakage_bound_cp(mat, t, alpha)
+    cols = {"m_mu_bet": np.asarray(bounds.betting_upper_bound(mat, alpha))}
+    cols.update({bounds.gen_cp_key(v): cp[:, j] for j, v in enumerate(t)})
+    return cols
 
 
 def summarize_scores(
@@ -122,8 +148,13 @@ def summarize_scores(
 
     Beside the averages of per-prompt bounds, the rows hold set-level bounds (``set_m_mu_<column>``,
     ``set_m_bin_<column>``, ``worst_m_bin_<column>``, see :func:`_set_level`), and the per-prompt
-    table the bounds that hold for all prompts at once (``m_mu_simultaneous``, ...). M_bin (``m_bin_<column>``) comes from the decision columns (binary scorers) only; a ``leak_threshold``
-    T adds ``m_bin_ge_<T>`` for the other columns (metric ``m_bin_ge_<T>_<column>``)."""
+    table the bounds that hold for all prompts at once (``m_mu_simultaneous``, ...). M_bin
+    (``m_bin_<column>``) comes from the decision columns (binary scorers) only; a
+    ``leak_threshold`` T adds ``m_bin_ge_<T>`` for the other columns (metric
+    ``m_bin_ge_<T>_<column>``). After the paper's
+    columns come the variance-adaptive ones (:func:`adaptive_columns`: ``m_mu_bet``,
+    ``m_gen_cp_<t>``) and, where M_mu is reported, the metric ``m_mu_bet_<column>``; every column and
+    metric row that was there before keeps its value."""
     write_parquet(scores, out_scores)
     base = {
         "model": model,
@@ -132,7 +163,7 @@ def summarize_scores(
         "evalset": evalset,
         "setting": setting,
     }
-    rows, tables = [], []
+    rows, tables, added = [], [], []
     for spec in (s for s in scorers() if s.name in scores.columns):
         col = spec.name
         ids, mat, greedy = score_matrix(scores, col)
@@ -147,14 +178,19 @@ def summarize_scores(
             m_bin=decision,
             name=col,
         )
-        sets = _set_level(mat, alpha, decision, leak_threshold)
+        sets = _set_level(mat, alpha, decision, leak_threshold, bins)
+        adaptive = adaptive_columns(mat, alpha)
+        columns = sets.pop("columns")
+        old_cols = {k: v for k, v in columns.items() if not k.endswith("_sidak")}
         tables.append(
             summary.with_columns(
                 pl.Series("id", ids),
                 pl.lit(col).alias("score"),
-                *(pl.Series(k, v) for k, v in sets.pop("columns").items()),
+                *(pl.Series(k, v) for k, v in old_cols.items()),
             ).select("id", "score", pl.exclude("id", "score"))
         )
+        new_cols = {k: v for k, v in columns.items() if k not in old_cols} | adaptive
+        added.append(pl.DataFrame(new_cols))
         means = {
             "greedy": float(greedy.mean()),
             "sampled_mean": float(summary["mean"].mean()),
@@ -169,12 +205,20 @@ def summarize_scores(
         if leak is not None:
             means[leak] = float(summary[leak].mean())
         means.update(sets)
+        means["m_mu_bet"] = float(adaptive["m_mu_bet"].mean())
         names = spec.metric_names()
         if leak is not None:
             names[leak] = f"{leak}_{col}"
-        names.update({key: f"{key}_{col}" for key in sets})
+        names.update({key: f"{key}_{col}" for key in sets})  # worst_sidak_* (new) comes last
+        if "m_mu" in names:  # the betting bound beside M_mu, for the scores that report M_mu
+            names["m_mu_bet"] = f"m_mu_bet_{col}"
         rows += [{**base, "metric": name, "value": means[key]} for key, name in names.items()]
-    write_parquet(pl.concat(tables, how="diagonal_relaxed"), out_bounds)
+    # the columns of before first, in their order; the new ones (issue 42) after them
+    table = pl.concat(
+        [pl.concat(tables, how="diagonal_relaxed"), pl.concat(added, how="diagonal_relaxed")],
+        how="horizontal",
+    )
+    write_parquet(table, out_bounds)
     write_metrics(rows, out_metrics)
 
 
@@ -244,7 +288,9 @@ def summarize_sequential(
     sampler stopped). Metric rows: ``seq_samples`` (mean samples per prompt), ``seq_below``,
     ``seq_above``, ``seq_undecided`` (shares of prompts), ``seq_set_m_bin`` (the anytime-valid
     set-level bound on the average leak probability, :func:`bounds.anytime_set_level_upper_bound`),
-    and the greedy and sampled mean of the score."""
+    the greedy and sampled mean of the score, and ``seq_set_m_bin_one_sided`` (the same bound from
+    one-sided betting confidence sequences at Sidak's level 1 - (1 - alpha)^(1/m): all of alpha on
+    the upper side)."""
     write_parquet(scores, out_scores)
     col, t, q = sequential["score"], sequential["leak_threshold"], sequential["q"]
     a = sequential["alpha"]
@@ -289,5 +335,9 @@ def summarize_sequential(
         "seq_set_m_bin": bounds.anytime_set_level_upper_bound(leaks, a, binary=True),
         f"greedy_{col}": float(table["greedy"].mean()),
         f"sampled_mean_{col}": float(table["mean"].mean()),
+        # beside it: each prompt's one-sided betting sequence at Sidak's level (new, last)
+        "seq_set_m_bin_one_sided": bounds.anytime_set_level_upper_bound(
+            leaks, a, binary=True, method="one_sided", correction="sidak"
+        ),
     }
     write_metrics([{**base, "metric": k, "value": v} for k, v in values.items()], out_metrics)

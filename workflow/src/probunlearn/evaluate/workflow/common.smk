@@ -12,6 +12,8 @@ EV = config["evaluate"]
 SET = PLAN.sampled_set
 SETTING = PLAN.SETTING
 EVALUATED = PLAN.names("evaluated")
+# the original too is sampled and scored: every evaluated model is compared with it
+ORIGINAL = [PLAN.original] if PLAN.original else []
 
 
 def core_env(kind):

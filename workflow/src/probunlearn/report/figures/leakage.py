@@ -83,12 +83,18 @@ def fig3a_binary_leakage(
 ) -> Path:
     """Figure 3a: M_bin of sampled keyword leakage per saga question, sorted, greedy marked.
 
-    ``df``: columns id, question, m_bin, greedy_leak (0/1), sampled_rate. The CSV has one row
-    per question in plot order (rank, id, question, m_bin, greedy_leak, sampled_rate,
-    above_10pct). Returns the CSV path.
+    ``df``: columns id, question, m_bin, greedy_leak (0/1), sampled_rate, and optionally
+    m_bin_lower (the one-sided Clopper-Pearson *lower* bound on P(leak)). The CSV has one row per
+    question in plot order (rank, id, question, m_bin, greedy_leak, sampled_rate, above_10pct,
+    then, with m_bin_lower, m_bin_lower and lower_above_10pct: the leakage is shown, not only not
+    excluded). Returns the CSV path.
     """
     a = check_alpha(alpha)
-    d = check_frame(df, ["id", "question", "m_bin", "greedy_leak", "sampled_rate"])
+    cols = ["id", "question", "m_bin", "greedy_leak", "sampled_rate"]
+    lower = "m_bin_lower" in getattr(df, "columns", [])
+    d = check_frame(df, cols + (["m_bin_lower"] if lower else []))
+    if lower:
+        check_numeric(d, "m_bin_lower", lo=0, hi=1)
     check_numeric(d, "m_bin", lo=0, hi=1)
     check_numeric(d, "sampled_rate", lo=0, hi=1)
     g = check_numeric(d, "greedy_leak", lo=0, hi=1)
@@ -108,6 +114,10 @@ def fig3a_binary_leakage(
             pl.col("rank").cast(pl.Int64), (pl.col("m_bin") > MBIN_LEVEL).alias("above_10pct")
         )
     )
+    if lower:  # after the columns of before
+        d = d.select(
+            pl.exclude("m_bin_lower"), pl.col("m_bin_lower").cast(pl.Float64)
+        ).with_columns((pl.col("m_bin_lower") > MBIN_LEVEL).alias("lower_above_10pct"))
     m_bin = d.get_column("m_bin").to_numpy()
     greedy = d.get_column("greedy_leak").to_numpy() == 1
     rate = d.get_column("sampled_rate").to_numpy()
@@ -133,6 +143,11 @@ def fig3a_binary_leakage(
             f"Binary leakage bound M_bin per saga question (α = {fmt_num(a)})\n"
             f"{pct(frac)} of questions have M_bin > 10%; greedy decoding leaks on "
             f"{int(greedy.sum())} of {n_q}"
+            + (
+                f"\nleakage shown (lower bound > 10%) on {pct(float(d['lower_above_10pct'].mean()))}"
+                if lower
+                else ""
+            )
         )
         handles = _mbin_legend_handles()
         handles.insert(1, ax.collections[-1])
