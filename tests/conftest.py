@@ -159,3 +159,66 @@ def watch_batches(model, seen: list, stop: bool = False):
 def device_probe():
     """(watch_batches, DeviceProbe): see :func:`watch_batches`."""
     return watch_batches, DeviceProbe
+
+
+# ---- every rule of both workflows runs for real somewhere in the suite ---------------------------
+TESTS = Path(__file__).resolve().parent
+# rules no test can run: each with the reason (keep this short)
+RULES_NOT_RUN = {
+    "fetch_tofu_log": "downloads TOFU's published eval log from GitHub (pinned URL, sha256): no "
+    "network here; its function is tested with the download mocked (test_tofu_workflow.py)",
+}
+
+
+def workflow_rules() -> set[str]:
+    """Every rule of the paper's workflow, the evaluation core, `probunlearn evaluate`'s workflow
+    and the benchmarks' own rules files."""
+    import re
+
+    src = ROOT / "workflow" / "src" / "probunlearn"
+    files = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    files += [src / "core" / "rules.smk", src / "evaluate" / "workflow" / "Snakefile"]
+    files += sorted(src.glob("benchmarks/*/rules.smk"))
+    names = set()
+    for f in files:
+        names |= set(re.findall(r"^\s*rule (\w+):", f.read_text(), re.M))
+    return names - {"all"}
+
+
+def executed_rules(basetemp: Path) -> set[str]:
+    """The rules whose jobs finished in any snakemake run under ``basetemp`` (every worker's
+    temporary directories), read from snakemake's own logs."""
+    import re
+
+    done = set()
+    for log in basetemp.rglob(".snakemake/log/*.snakemake.log"):
+        done |= set(
+            re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", log.read_text(errors="replace"))
+        )
+    return done
+
+
+def _whole_suite(config: pytest.Config) -> bool:
+    """Whether this session runs the whole suite (no path narrower than tests/, no -k, -m, --lf)."""
+    opt = config.option
+    narrowed = opt.keyword or opt.markexpr or getattr(opt, "lf", False) or opt.deselect
+    return not narrowed and all(Path(a).resolve() == TESTS for a in config.args)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The whole suite fails if a rule of either workflow ran in none of its snakemake runs."""
+    if hasattr(session.config, "workerinput") or not _whole_suite(session.config):
+        return
+    if exitstatus != 0:  # a failure says more already
+        return
+    basetemp = session.config._tmp_path_factory.getbasetemp()
+    missing = workflow_rules() - executed_rules(basetemp) - set(RULES_NOT_RUN)
+    if missing:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(
+                f"FAILED: rules no test ran for real: {sorted(missing)} (tests/conftest.py "
+                "RULES_NOT_RUN lists the exceptions)",
+                red=True,
+            )
+        session.exitstatus = 1
