@@ -183,8 +183,6 @@ def test_preset_runs_end_to_end(root, default_config, tmp_path, stand_ins, prese
     (work / "small.yaml").write_text(yaml.safe_dump(overlay))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     args = ["--configfile", f"workflow/presets/{preset}.yaml", "small.yaml"]
-    dry = snakemake(work, "-n", *args, env=env)
-    assert dry.returncode == 0, dry.stderr[-3000:]
     proc = snakemake(work, *args, env=env)
     assert proc.returncode == 0, proc.stderr[-6000:]
     run = yaml.safe_load((root / f"workflow/presets/{preset}.yaml").read_text())["run"]
@@ -196,7 +194,47 @@ def test_preset_runs_end_to_end(root, default_config, tmp_path, stand_ins, prese
     assert metrics.height > 0 and metrics["value"].is_not_null().all()
     written = yaml.safe_load((out / "config.yaml").read_text())
     assert written["base"] == "paper" and written["run"] == run
-    print(f"{preset}: {sum(job_counts(dry.stdout).values())} jobs")
+    CHECKS[preset](work, out, metrics)
+    again = snakemake(work, "-n", *args, env=env)
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    print(f"{preset}: {sum(job_counts(proc.stdout).values())} jobs")
+
+
+def _tofu_phi(work: Path, out: Path, metrics: pl.DataFrame) -> None:
+    """TOFU's files copied from the local copy and verified, the model saved as safetensors, the
+    sets cut as the overlay says (1 retain author + forget01's 2), ids matched to full."""
+    assert (work / "resources/data/tofu/full.json").stat().st_size > 0
+    assert (work / "resources/models/pretrained/model.safetensors").is_file()
+    sizes = {n: pl.read_parquet(out / f"data/{n}.parquet").height
+             for n in ("full", "forget01", "retain99", "retain")}  # fmt: skip
+    assert sizes == {"full": 60, "forget01": 40, "retain99": 20, "retain": 4}
+    forget = pl.read_parquet(out / "data/forget01.parquet")
+    assert forget["id"][0] == "tofu-3960" and forget["perturbed_answers"].list.len().min() == 5
+    table1 = pl.read_csv(out / "tables/table1.csv")
+    assert {"NPO", "NPO+EO", "Ours"} <= set(table1.columns)
+    fq = metrics.filter(pl.col("metric") == "forget_quality")
+    assert set(fq["model"]) >= {"npo-forget01-f0-r0", "npo_eo-forget01-f1-r0"}
+
+
+def _jbb_alignment(work: Path, out: Path, metrics: pl.DataFrame) -> None:
+    """JBB's 100 + 100 behaviors from the local copy, judged by the HarmBench classifier."""
+    assert (work / "resources/data/jbb/benign-behaviors.csv").is_file()
+    sizes = {n: pl.read_parquet(out / f"data/{n}.parquet").height for n in ("harmful", "benign")}
+    assert sizes == {"harmful": 100, "benign": 100}
+    harm = metrics.filter(pl.col("evalset").is_in(["harmful", "benign"]))
+    assert set(harm["model"]) == {"phi", "vicuna", "mistral"}
+    assert harm.filter(pl.col("metric").str.contains("harm")).height > 0
+
+
+def _hp_llama2(work: Path, out: Path, metrics: pl.DataFrame) -> None:
+    """The 54 questions of the Harry Potter Q&A, scored by the keyword judge only (its answers are
+    affirmative prefixes, not references: ROUGE-L does not apply)."""
+    assert pl.read_parquet(out / "data/saga.parquet").height == 54
+    scores = set(metrics.filter(pl.col("evalset") == "saga")["metric"])
+    assert "m_bin_keyword_leak" in scores
+
+
+CHECKS = {"tofu-phi": _tofu_phi, "jbb-alignment": _jbb_alignment, "hp-llama2": _hp_llama2}
 
 
 def test_a_preset_model_changed_in_place_is_fetched_again(

@@ -1,17 +1,14 @@
-"""The presets of workflow/presets/: offline dry runs of each, a real run of the workflow on the real data
-sets (../shared/data) with a tiny model built here, and the offline error of a download."""
+"""The presets of workflow/presets/: offline dry runs of each, and the offline error of a download (every
+preset runs for real on the real data sets in tests/test_preset_runs.py)."""
 
 from __future__ import annotations
 
 import copy
 import os
-from pathlib import Path
 
-import polars as pl
 import pytest
 import yaml
 
-from conftest import SHARED_DATA, tiny_config
 from probunlearn.config import effective_config
 from probunlearn.dag import Design
 from test_workflow import _copy_workflow, job_counts, snakemake
@@ -56,90 +53,6 @@ def test_preset_builds_its_dag_offline(root, default_config, tmp_path, preset):
     assert {r: counts.get(r) for r in expected} == expected
     # a real model is never trained from scratch, the synthetic world is not built
     assert "pretrain" not in counts and "world" not in counts
-
-
-def _tiny_hub_model(path: Path) -> Path:
-    """A tiny Llama with a tokenizer trained on TOFU and JBB text, saved like a hub model."""
-    from probunlearn import models
-    from probunlearn.benchmarks.jbb import loader as jbb_loader
-    from probunlearn.benchmarks.tofu import loader as tofu_loader
-
-    tofu = tofu_loader.load_tofu("full", SHARED_DATA / "tofu")
-    jbb = jbb_loader.load_jbb("harmful", SHARED_DATA / "jbb")
-    texts = tofu["question"].to_list() + tofu["answer"].to_list() + jbb["question"].to_list()
-    tok = models.train_tokenizer(texts, vocab_size=1024)
-    arch = {"hidden_size": 16, "intermediate_size": 32, "num_layers": 1, "num_heads": 2,
-            "max_positions": 512}  # fmt: skip
-    model = models.tiny_llama(len(tok), arch, seed=0, tokenizer=tok)
-    return models.save_model(model, tok, path)
-
-
-def real_data_config(default: dict, model_dir: Path) -> dict:
-    cfg = copy.deepcopy(tiny_config(default))
-    cfg["run"] = "real"
-    cfg["benchmarks"] = {
-        "local": str(SHARED_DATA),
-        "tofu": {"revision": "main", "forget": ["forget01"], "retain_authors": 1,
-                 "retain_eval_size": 4, "utility_size": 4},
-        "hp_qa": False,
-        "jbb": {"revision": "main"},
-    }  # fmt: skip
-    cfg["models"] = {
-        "pretrained": {"id": str(model_dir), "revision": "main", "gguf": None,
-                       "trust_remote_code": False, "template": None}
-    }  # fmt: skip
-    cfg["experiments"] = ["tofu", "table1", "alignment"]
-    cfg["references"] = ["forget01"]
-    cfg["finetune"].update(replay=0.0)
-    cfg["greedy_eval"]["evalsets"] = ["forget01", "retain"]
-    cfg["unlearning"]["table1"] = {"split": "forget01", "methods": ["npo", "npo_eo"],
-                                   "sample_utility": False}  # fmt: skip
-    cfg["alignment"] = {"models": ["pretrained"], "sets": ["harmful", "benign"]}
-    cfg["sampling"].update(chunk_size=40, pack_prompts=True)
-    cfg["sampling"]["settings"]["main"]["n"] = 4
-    cfg["sampling"]["settings"]["ats"]["n"] = 4
-    return cfg
-
-
-@pytest.mark.skipif(
-    not SHARED_DATA.is_dir(), reason=f"needs the local data copies in {SHARED_DATA}"
-)
-def test_real_data_run(root, default_config, tmp_path):
-    """TOFU (fine-tune on 1 author + the 2 forget01 authors, unlearn these with NPO and NPO+EO) and
-    JBB (100 + 100 behaviors), from the local copies, with a real model directory as `pretrained`."""
-    model_dir = _tiny_hub_model(tmp_path / "hub-model")
-    cfg = real_data_config(default_config, model_dir)
-    (tmp_path / "wf").mkdir()
-    work = _copy_workflow(root, tmp_path / "wf", cfg)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = snakemake(work, env=env)
-    assert proc.returncode == 0, proc.stderr[-6000:]
-
-    # the files were copied from the local copies and verified; the model saved as safetensors
-    assert (work / "resources/data/tofu/full.json").stat().st_size > 0
-    assert (work / "resources/data/jbb/benign-behaviors.csv").is_file()
-    assert (work / "resources/models/pretrained/model.safetensors").is_file()
-    out = work / "results/real"
-    sizes = {n: pl.read_parquet(out / f"data/{n}.parquet").height
-             for n in ("full", "forget01", "retain99", "retain", "harmful", "benign")}  # fmt: skip
-    assert sizes == {"full": 60, "forget01": 40, "retain99": 20, "retain": 4, "harmful": 100,
-                     "benign": 100}  # fmt: skip
-    forget = pl.read_parquet(out / "data/forget01.parquet")
-    assert forget["id"][0] == "tofu-3960" and forget["perturbed_answers"].list.len().min() == 5
-
-    metrics = pl.read_csv(out / "tables/metrics.csv")
-    harm = metrics.filter(pl.col("evalset").is_in(["harmful", "benign"]))
-    assert set(harm["model"]) == {"pretrained"}
-    assert set(harm["method"]) == {"pretrained"}
-    assert harm.filter(pl.col("metric").str.contains("harm")).height > 0
-    table1 = pl.read_csv(out / "tables/table1.csv")
-    assert {"NPO", "NPO+EO", "Ours"} <= set(table1.columns)
-    assert (out / "figures/fig6.png").stat().st_size > 0
-    fq = metrics.filter(pl.col("metric") == "forget_quality")
-    assert set(fq["model"]) >= {"npo-forget01-f0-r0", "npo_eo-forget01-f1-r0"}
-
-    again = snakemake(work, "-n", env=env)
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
 def test_download_offline_says_where_to_put_the_files(root, default_config, tmp_path):

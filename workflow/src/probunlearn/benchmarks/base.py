@@ -99,6 +99,14 @@ class Benchmark:
         """Strings an answer to an eval set is cut at before scoring (none by default)."""
         return list(self.spec.get("stops", {}).get(evalset, []))
 
+    def scorers(self, evalset: str) -> list[str] | None:
+        """The scorers of an eval set where the spec names them (``scorers``: a list for all its
+        sets, or a mapping set -> list); None: every scorer that applies to the rows."""
+        given = self.spec.get("scorers")
+        if isinstance(given, Mapping):
+            given = given.get(evalset)
+        return None if given is None else list(given)
+
     @property
     def primary_scorer(self) -> str | None:
         """The scorer its figures and summaries show first."""

@@ -466,8 +466,11 @@ class Design:
         """The score job's settings: the model's recipe, the judge of requests, the bounds, and
         the sequential block of a sequential setting."""
         method, split = self.recipe(model)
+        bench = self._own_benchmark(evalset)
+        scorers = None if bench is None else bench.scorers(evalset)
         return canon(
-            {
+            ({"scorers": scorers} if scorers is not None else {})
+            | {
                 "method": method,
                 "split": split,
                 "sequential": self.sequential_params(setting),

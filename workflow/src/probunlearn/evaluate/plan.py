@@ -185,8 +185,13 @@ class Plan:
         return {}
 
     def score_params(self, model: str, evalset: str, setting: str) -> dict:
-        """The score job's settings: the judge, the bounds, no recipe (a user's model)."""
-        return canon({"method": "", "split": "", **self.judge_params(), **self.ev["bounds"]})
+        """The score job's settings: the judge, the bounds, the benchmark's scorers where its spec
+        names them, no recipe (a user's model)."""
+        scorers = None if self.benchmark is None else self.benchmark.scorers(evalset)
+        return canon(
+            ({"scorers": scorers} if scorers is not None else {})
+            | {"method": "", "split": "", **self.judge_params(), **self.ev["bounds"]}
+        )
 
     greedy_sets: list[str] = []
     """The paper's greedy evaluation is not made here (the samples hold every greedy answer)."""

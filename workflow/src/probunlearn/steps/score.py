@@ -240,11 +240,13 @@ def run_score(
     ``judge``: for request sets, ``{"harm": "refusal" | "harmbench", "batch_size": k}``; with harmbench,
     ``judge_model`` is the classifier's directory (``judge_identity``, its content's identity, only
     decides reruns). ``harm_threshold``: the decision threshold of the judge's probability
-    (judge.threshold). ``summary`` holds the keyword arguments of
+    (judge.threshold). ``scorers``: the scorers of an eval set whose benchmark names them (its
+    spec's ``scorers``; None: every one that applies). ``summary`` holds the keyword arguments of
     :func:`summarize_scores` (model, method, split, evalset, setting, alpha, bins, rho,
     leak_threshold).
     """
     sequential = summary.pop("sequential", None)
+    only = summary.pop("scorers", None)
     rows = pl.read_parquet(evalset_path)
     harm_judge = None
     if judge is not None and judge["harm"] == "harmbench":
@@ -254,7 +256,9 @@ def run_score(
 
         harm_judge = HarmBenchJudge(judge_model, batch_size=judge["batch_size"]).score
     scored = [
-        score_samples(pl.read_parquet(p), rows, harm_judge, harm_threshold=harm_threshold)
+        score_samples(
+            pl.read_parquet(p), rows, harm_judge, harm_threshold=harm_threshold, only=only
+        )
         for p in sample_paths
     ]
     scores = pl.concat(scored).sort("id", "sample")
