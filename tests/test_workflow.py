@@ -59,15 +59,35 @@ def job_counts(out: str) -> dict[str, int]:
     }
 
 
+PLUGIN = Path(__file__).resolve().parent / "plugin"
+
+
 @pytest.fixture(scope="module")
 def tiny_run(root, default_config, tmp_path_factory):
+    """The tiny config's whole DAG, with a method and a scorer registered from outside (the
+    throw-away distribution of tests/plugin, on the path of every snakemake run of this module:
+    docs/extending.md): Table 1 gains ``scaled_ga``, every score job ``short_answer``."""
     from conftest import tiny_config
 
     cfg = tiny_config(default_config)
-    work = _copy_workflow(root, tmp_path_factory.mktemp("wf"), cfg)
-    proc = snakemake(work)
-    assert proc.returncode == 0, proc.stderr[-6000:]
-    return work, cfg
+    cfg["unlearning"]["table1"]["methods"].append("scaled_ga")
+    cfg["unlearning"]["overrides"]["scaled_ga"] = {"scale": 0.5}
+    with pytest.MonkeyPatch.context() as mp:
+        path = os.environ.get("PYTHONPATH")
+        mp.setenv("PYTHONPATH", str(PLUGIN) + (os.pathsep + path if path else ""))
+        work = _copy_workflow(root, tmp_path_factory.mktemp("wf"), cfg)
+        proc = snakemake(work)
+        assert proc.returncode == 0, proc.stderr[-6000:]
+        yield work, cfg
+
+
+def test_outside_method_and_scorer_run_in_the_workflow(tiny_run):
+    work, _ = tiny_run
+    df = pl.read_csv(work / "results/tiny/tables/metrics.csv")
+    mine = df.filter(pl.col("model") == "scaled_ga-forget10-f0-r0")
+    assert set(mine["method"]) == {"scaled_ga"}
+    assert {"forget_quality", "dcue_pvalue", "m_bin_short_answer"} <= set(mine["metric"])
+    assert "Scaled GA" in pl.read_csv(work / "results/tiny/tables/table1.csv").columns
 
 
 def test_metrics_table(tiny_run):
@@ -253,7 +273,8 @@ def test_changed_judge_threshold_reruns_the_request_scores(tiny_run):
     assert (scores["harm"] == (scores["harm_prob"] > cfg["judge"]["threshold"])).all()
     b = pl.read_parquet(work / "results/tiny/bounds/target/harmful/main.parquet")
     m_bin = dict(b.group_by("score").agg(pl.col("m_bin").null_count()).iter_rows())
-    assert m_bin["harm"] == 0 and m_bin["rougeL_recall"] == m_bin["harm_prob"] == b.height // 3
+    prompts = b.height // b["score"].n_unique()
+    assert m_bin["harm"] == 0 and m_bin["rougeL_recall"] == m_bin["harm_prob"] == prompts
     request_scores = len(cfg["alignment"]["models"]) * len(cfg["alignment"]["sets"])
     changed = yaml.safe_load(yaml.safe_dump(cfg))
     changed["judge"]["threshold"] = 0.25
