@@ -6,7 +6,9 @@ For each seed s this runs the default configuration (config.yaml) with ``seed: s
 ``world.seed: s`` (a new synthetic world and new training) as run ``mini-s{s}``, i.e. into
 ``results/mini-s{s}/``, then prints every claim of ``tables/claims.csv`` per seed and whether it holds
 on all of them (a finding counts as reproduced only then). The tables are also written to
-``results/seeds.csv`` and ``results/seeds.md``. Not part of the tests: one seed is a full default
+``results/seeds.csv`` and ``results/seeds.md``; with the experiment ``attacks``, the seeds' attack
+tables go to ``results/seeds_attacks.csv`` and ``.md`` (M_bin before and after per method and
+attack, and whether the attack raises it on every seed). Not part of the tests: one seed is a full default
 run. A seed whose results are complete is not rerun (Snakemake sees nothing to do).
 
 Two readings (issue 42): ``holds_on_all`` uses ``holds`` (one run's point estimates, as the paper
@@ -74,6 +76,32 @@ def seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
     )
 
 
+def attacks_seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
+    """One row per (method, eval set, attack) of the seeds' attack tables (experiment attacks,
+    ``tables/attacks.csv``): M_bin before and after per seed, the rise, and whether the attack raises
+    the bound on every seed (``raised_on_all``) and on how many (``seeds_raised``)."""
+    keys = ["method", "evalset", "attack"]
+    frames = []
+    for seed, path in paths.items():
+        df = pl.read_csv(path, infer_schema_length=None)
+        frames.append(
+            df.select(
+                *keys,
+                pl.col("m_bin_before").alias(f"m_bin_before_s{seed}"),
+                pl.col("m_bin_after").alias(f"m_bin_after_s{seed}"),
+                (pl.col("m_bin_after") - pl.col("m_bin_before")).alias(f"rise_s{seed}"),
+            )
+        )
+    out = frames[0]
+    for df in frames[1:]:
+        out = out.join(df, on=keys, how="full", coalesce=True)
+    raised = [pl.col(f"rise_s{s}").fill_null(0.0) > 0 for s in paths]
+    return out.with_columns(
+        pl.all_horizontal(raised).alias("raised_on_all"),
+        pl.sum_horizontal([r.cast(pl.Int32) for r in raised]).alias("seeds_raised"),
+    )
+
+
 def main() -> int:
     """Run the seeds and print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -88,6 +116,13 @@ def main() -> int:
     with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=250):
         print(table)
     Path("results/seeds.md").write_text(_markdown(table))
+    attacks = {s: p.parent / "attacks.csv" for s, p in paths.items()}
+    if all(p.exists() for p in attacks.values()):  # experiment attacks (docs/attacks.md)
+        at = attacks_seeds_table(attacks)
+        at.write_csv("results/seeds_attacks.csv")
+        Path("results/seeds_attacks.md").write_text(_markdown(at))
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250):
+            print(at)
     return 0
 
 

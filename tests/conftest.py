@@ -55,6 +55,7 @@ def tiny_config(default: dict) -> dict:
         "sweep": {"n": 8, "temperature": 1.0, "adaptive": False},
         "utility": {"n": 4, "temperature": 1.0, "adaptive": False},
         "t0.5": {"n": 8, "temperature": 0.5, "adaptive": False},
+        "attack": {"n": 8, "temperature": 1.0, "adaptive": False},
         "seq": {
             "n": 16,
             "temperature": 1.0,
@@ -83,6 +84,9 @@ def tiny_config(default: dict) -> dict:
     ul["random_lambdas"] = {"draws": 1, "seed": 0, "splits": ["forget10"]}
     cfg["dcue"]["postfinetune"].update(methods=["npo", "rmu"], epochs=1, batch_size=4)
     cfg["figures"]["gen_points"] = 50
+    # NPO attacked (issue 40): a model attack and a prompt family, ~10 s (relearning: its rule is
+    # quant's, tested in tests/test_attack_workflow.py)
+    cfg["attacks"].update(methods=["npo"], specs=["quant:nf4", "paraphrase"])
     return cfg
 
 

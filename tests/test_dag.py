@@ -172,7 +172,7 @@ def test_every_input_of_a_figure_is_made(mini):
     wanted = list(mini.table1_scores().values())
     wanted += [p for runs in mini.fig4_runs().values() for *_, p in runs]
     assert wanted and set(wanted) <= made
-    models = set(mini.all_models())
+    models = set(mini.all_models()) | set(mini.attacks.attacked_models)  # experiment attacks
     assert {m for m, _, _ in mini.sampled_runs()} <= models | set(mini.hub_models)
     for part in mini.metric_parts():
         assert part.split("/")[3] in models

@@ -8,6 +8,7 @@ change settings, and kill a sampling run half-way.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 import signal
@@ -147,6 +148,7 @@ def test_figures_and_tables_written(tiny_run):
         "fig5c",
         "fig6",
         "sequential",
+        "attacks",
     ):
         assert (out / "figures" / f"{name}.png").stat().st_size > 5000, name
         assert (out / "figures" / f"{name}.pdf").exists(), name
@@ -159,7 +161,8 @@ def test_figures_and_tables_written(tiny_run):
 def test_claims_table(tiny_run):
     """One row per claim the tiny run's tables can test; holds is not asserted (no finding at this
     size). Left out: Fig. 4b (no second temperature), Fig. 5a (no negative lambda_r), Fig. 5c (one
-    random-lambda model)."""
+    random-lambda model), the attack claims (the tiny target's greedy answers know nothing to
+    restore)."""
     from probunlearn.report.claims import TABLE_COLUMNS
 
     work, _ = tiny_run
@@ -183,6 +186,31 @@ def test_claims_table(tiny_run):
     assert df["holds"].dtype == pl.Boolean and df["value"].str.len_chars().min() > 0
     md = (work / "results/tiny/tables/claims.md").read_text()
     assert md.count("\n| ") == df.height + 1
+
+
+def test_attacks_table(tiny_run):
+    """The experiment attacks (issue 40): NPO quantized and asked paraphrases, each beside the plain
+    model on the same questions; the attacked runs' rows join metrics.csv."""
+    from probunlearn.report.attacks import COLUMNS
+
+    work, cfg = tiny_run
+    out = work / "results/tiny"
+    df = pl.read_csv(out / "tables/attacks.csv")
+    assert df.columns == COLUMNS
+    assert df["attack"].to_list() == ["quant:nf4", "paraphrase"]
+    assert set(df["method"]) == {"NPO"} and (df["n"] == 8).all()
+    forget = pl.read_parquet(out / "data/forget10.parquet").height
+    assert df["prompts"].to_list() == [forget, forget] and df["members"].to_list() == [1, 2]
+    for col in ("m_bin_before", "m_bin_after", "m_mu_before", "m_mu_after", "target_greedy"):
+        assert df[col].is_between(0, 1).all(), col
+    info = json.loads((out / "attacks/npo-forget10-f0-r0--quant__nf4.json").read_text())
+    assert info["attack"] == "quant:nf4" and info["quantized"]
+    fam = pl.read_parquet(out / "data/forget10--paraphrase.parquet")
+    assert fam.height == 2 * forget and set(fam["member"]) == {"original", "paraphrase"}
+    metrics = pl.read_csv(out / "tables/metrics.csv")
+    attacked = metrics.filter(pl.col("model").str.contains("--"))
+    assert set(attacked["setting"]) == {"attack"} and set(attacked["method"]) == {"npo"}
+    assert "forget10--paraphrase" in set(metrics["evalset"])
 
 
 def test_second_run_has_nothing_to_do(tiny_run):

@@ -8,6 +8,7 @@ from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
 from probunlearn.benchmarks import BENCHMARKS
 from probunlearn.core import RULES as CORE_RULES
+from probunlearn.dag.attacks import EVALSET_PATTERN
 from probunlearn.dag.naming import retain_split, unlearned_pattern
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present
 from probunlearn.data.evalsets import RETAIN_OF, WORLD_SETS
@@ -42,7 +43,7 @@ wildcard_constraints:
     model="[A-Za-z0-9_.-]+",
     setting="[A-Za-z0-9_.]+",
     k="[0-9]+",
-    evalset="[a-z0-9_]+",
+    evalset=EVALSET_PATTERN,
     split="forget01|forget05|forget10",
 
 

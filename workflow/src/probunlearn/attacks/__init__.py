@@ -40,13 +40,17 @@ __all__ = [
     "apply_attack",
     "attack",
     "check_attack",
+    "member_of",
     "parse_spec",
+    "prompt_column",
 ]
 
 #: The data sets an attack may need besides the model: the eval set it attacks, and the splits.
 DATA = ("evalset", "forget", "retain", "holdout")
 #: Separator of a family member's prompt id: ``<row id>::<member>``.
 MEMBER_SEP = "::"
+#: The columns a family's rows add to the eval set's (:class:`Family`).
+FAMILY_COLUMNS = ("base_id", "member", "prompt")
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,16 @@ class Attack:
         """Apply the attack (after :meth:`check`)."""
         raise NotImplementedError
 
+    def members(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        """A prompt attack's family members with these settings, in order (``original`` first
+        where it is one), known before it is applied; () for a model attack."""
+        return ()
+
+    def family_template(self, settings: Mapping[str, Any], target: Target) -> str:
+        """The template a prompt attack's family is sampled with (:attr:`Family.template`) for
+        ``target``, known before it is applied."""
+        raise NotImplementedError(f"attack {self.name!r} makes no prompt family")
+
     def resolve(self, given: Mapping[str, Any], spec: str | None = None) -> dict[str, Any]:
         """Its settings: the defaults updated with ``given`` (validated against their schemas);
         errors name ``spec`` and the expected settings."""
@@ -230,6 +244,22 @@ class Attack:
 
 ATTACKS: Registry[Attack] = Registry("attacks", __name__, Attack, "attack")
 """Every attack kind, built-in and registered from outside."""
+
+
+def member_of(prompt_id: str) -> tuple[str, str]:
+    """(question id, member) of a family member's prompt id ``<row id>::<member>``."""
+    base, sep, member = str(prompt_id).rpartition(MEMBER_SEP)
+    if not sep or not base or not member:
+        raise ValueError(
+            f"prompt id {prompt_id!r} is no family member's id: expected '<id>{MEMBER_SEP}<member>'"
+        )
+    return base, member
+
+
+def prompt_column(rows: pl.DataFrame) -> str:
+    """The column the sampler takes its prompts from: ``prompt`` in a family's rows
+    (:data:`FAMILY_COLUMNS`), ``question`` in an eval set's."""
+    return "prompt" if set(FAMILY_COLUMNS) <= set(rows.columns) else "question"
 
 
 def attack(name: str) -> Attack:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from probunlearn.attacks import ATTACKS, Attack, Inputs, Result, Setting
+from probunlearn.attacks import ATTACKS, Attack, Inputs, Result, Setting, Target
 from probunlearn.attacks._prompts import ORIGINAL, ORIGINAL_SETTING, evalset_of, family, render
 
 SOURCES = ("evalset", "retain")
@@ -48,6 +48,14 @@ class FewShot(Attack):
 
     def needs(self, settings: Mapping[str, Any]) -> frozenset[str]:
         return frozenset({"evalset"} | ({"retain"} if settings["source"] == "retain" else set()))
+
+    def members(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        shots = tuple(f"shots{d}" for d in range(settings["draws"]))
+        return (ORIGINAL,) * bool(settings["original"]) + shots
+
+    def family_template(self, settings: Mapping[str, Any], target: Target) -> str:
+        # a plain template renders every prompt in full; a chat template renders the one turn
+        return "{question}" if target.plain_template() is not None else str(target.template)
 
     def apply(self, inputs: Inputs, settings: Mapping[str, Any], spec: str) -> Result:
         from probunlearn.data.qa import DEFAULT_TEMPLATE
@@ -97,7 +105,7 @@ class FewShot(Attack):
         for d in range(draws):
             members.append((f"shots{d}", prompts[d]))
             extra_shots.append(shots[d])
-        template = "{question}" if plain is not None else inputs.target.template
+        template = self.family_template(settings, inputs.target)
         fam = family(rows, members, template, settings["original"], extra={"shots": extra_shots})
         return Result(spec=spec, family=fam, info={"members": list(fam.members)})
 

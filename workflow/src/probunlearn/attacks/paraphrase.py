@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from probunlearn.attacks import ATTACKS, Attack, Inputs, Result
+from probunlearn.attacks import ATTACKS, Attack, Inputs, Result, Target
 from probunlearn.attacks._prompts import ORIGINAL, ORIGINAL_SETTING, evalset_of, family
 
 
@@ -17,6 +17,12 @@ class Paraphrase(Attack):
     label = "Paraphrased question"
     transforms = "prompts"
     settings = {"original": ORIGINAL_SETTING}
+
+    def members(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        return (ORIGINAL,) * bool(settings["original"]) + ("paraphrase",)
+
+    def family_template(self, settings: Mapping[str, Any], target: Target) -> str:
+        return target.template or _default_template()
 
     def apply(self, inputs: Inputs, settings: Mapping[str, Any], spec: str) -> Result:
         rows = evalset_of(inputs, spec)
@@ -34,7 +40,7 @@ class Paraphrase(Attack):
                 )
         members = [(ORIGINAL, rows["question"].to_list())] if settings["original"] else []
         members.append(("paraphrase", paraphrases))
-        template = inputs.target.template or _default_template()
+        template = self.family_template(settings, inputs.target)
         fam = family(rows, members, template, settings["original"])
         return Result(spec=spec, family=fam, info={"members": list(fam.members)})
 

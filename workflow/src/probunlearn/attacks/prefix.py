@@ -57,6 +57,16 @@ class Prefix(Attack):
         "original": ORIGINAL_SETTING,
     }
 
+    def members(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        given = settings["prefixes"]
+        own = (
+            ("row",) if given == "row" else tuple(f"prefix{k}" for k in range(len(PREFIXES[given])))
+        )
+        return (ORIGINAL,) * bool(settings["original"]) + own
+
+    def family_template(self, settings: Mapping[str, Any], target: Target) -> str:
+        return "{question}"  # the prompts are rendered, prefix included
+
     def check(self, settings: Mapping[str, Any], target: Target, spec: str) -> list[str]:
         notes = super().check(settings, target, spec)
         template = target.plain_template()
@@ -111,7 +121,9 @@ class Prefix(Attack):
             members.append(
                 (member, [prompt(q, p) for q, p in zip(questions, prefixes, strict=True)])
             )
-        fam = family(rows, members, "{question}", settings["original"])
+        fam = family(
+            rows, members, self.family_template(settings, inputs.target), settings["original"]
+        )
         info: dict[str, Any] = {"members": list(fam.members)}
         if settings["prefixes"] != "row":
             info["prefixes"] = {m: ps[0] for m, ps in per_member.items()}

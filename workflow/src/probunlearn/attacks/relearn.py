@@ -14,7 +14,7 @@ the whole model (a LoRA adapter merged first). The pairs are drawn without repla
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,19 @@ def choose_examples(n_rows: int, examples: int, seed: int) -> list[int]:
     """Row positions of the ``examples`` pairs relearned on (sorted), drawn without replacement."""
     rng = np.random.default_rng(seed)
     return sorted(int(i) for i in rng.choice(n_rows, size=examples, replace=False))
+
+
+def held_out_ids(
+    evalset: pl.DataFrame, relearned_ids: Iterable[str], relearned_questions: Iterable[str]
+) -> list[str]:
+    """The ids of the eval rows a relearned model is judged on: those that share neither an id nor
+    a question with the pairs relearned on, in eval-set order."""
+    ids, questions = set(relearned_ids), set(relearned_questions)
+    return [
+        i
+        for i, q in zip(evalset["id"].to_list(), evalset["question"].to_list(), strict=True)
+        if i not in ids and q not in questions
+    ]
 
 
 class Relearn(Attack):
@@ -78,13 +91,7 @@ class Relearn(Attack):
                 f"has {rows.height} rows"
             )
         picked = rows[choose_examples(rows.height, k, settings["seed"])]
-        ids = set(picked["id"].to_list())
-        questions = set(picked["question"].to_list())
-        keep = [
-            i not in ids and q not in questions
-            for i, q in zip(evalset["id"].to_list(), evalset["question"].to_list(), strict=True)
-        ]
-        attacked = evalset.filter(pl.Series(keep, dtype=pl.Boolean))["id"].to_list()
+        attacked = held_out_ids(evalset, picked["id"].to_list(), picked["question"].to_list())
         if not attacked:
             raise ValueError(
                 f"model {name!r}: attack {spec!r} relearns on {k} pairs of the {source} set, which "
@@ -112,6 +119,7 @@ class Relearn(Attack):
         info = {
             "source": source,
             "relearned_ids": picked["id"].to_list(),
+            "relearned_questions": picked["question"].to_list(),
             "steps": settings["steps"],
             "batch_size": batch_size,
             "train_log": log,

@@ -39,9 +39,13 @@ def _where(error: jsonschema.ValidationError) -> str:
 def _registry_choices(kind: str, where: str | None) -> list[str]:
     """The names a registry offers, optionally only those whose attribute ``where`` holds
     (``not needs_refusals``: those whose attribute is false)."""
-    from probunlearn import methods, scoring
+    from probunlearn import attacks, methods, scoring
 
-    registries = {"methods": methods.METHODS, "scorers": scoring.SCORERS}
+    registries = {
+        "methods": methods.METHODS,
+        "scorers": scoring.SCORERS,
+        "attacks": attacks.ATTACKS,
+    }
     if kind not in registries:
         raise ValueError(f"schema: unknown registry {kind!r} in x-registry")
     negate = where is not None and where.startswith("not ")
@@ -57,7 +61,8 @@ def _benchmark_experiments() -> list[str]:
 
 def complete_schema(node: Any) -> Any:
     """The config schema with the registries' choices filled in where it says so: ``x-registry:
-    KIND`` (with ``x-where: ATTR`` or ``not ATTR``) adds the registry's names as an enum,
+    KIND`` (with ``x-where: ATTR`` or ``not ATTR``) adds the registry's names as an enum (with
+    ``x-spec: true``, a pattern of spec strings that start with one of them, ``quant:nf4``),
     ``x-experiments: [names]`` adds the experiments the benchmarks bring, ``x-benchmark-blocks``
     adds each benchmark's block (``benchmarks:``) and ``x-benchmark-sections`` their own sections,
     ``x-method-settings`` adds every method's own settings to ``unlearning.hparams``, and
@@ -69,7 +74,11 @@ def complete_schema(node: Any) -> Any:
         return node
     out = {k: complete_schema(v) for k, v in node.items()}
     if "x-registry" in out:
-        out["enum"] = _registry_choices(out["x-registry"], out.get("x-where"))
+        choices = _registry_choices(out["x-registry"], out.get("x-where"))
+        if out.get("x-spec"):  # a spec string, `name` or `name:settings` (attacks.parse_spec)
+            out["pattern"] = "^(" + "|".join(choices) + ")(:.*)?$"
+        else:
+            out["enum"] = choices
     if "x-experiments" in out:  # the workflow's experiments and those the benchmarks bring
         out["enum"] = [*out["x-experiments"], *_benchmark_experiments()]
     if out.get("x-benchmark-blocks") or out.get("x-benchmark-sections"):

@@ -48,9 +48,65 @@ def check_config(config: Mapping) -> None:
             "config judge.model: the HarmBench classifier must be a model named in `models`, "
             f"got {judge['model']!r}"
         )
+    if "attacks" in experiments:
+        check_attacks(config)
     sweep = config["unlearning"]["lambda_f_sweep"]
     fig4a = set(sweep["fig4a_splits"]) - set(sweep["splits"])
     if fig4a:
         raise ValueError(
             f"config unlearning.lambda_f_sweep.fig4a_splits: {sorted(fig4a)} not in its splits"
         )
+
+
+def check_attacks(config: Mapping) -> None:
+    """The experiment ``attacks``: its specs parse (and name files), its setting, models and eval
+    sets exist, and every model can take every attack (probunlearn.attacks.check_attack), before
+    any job; each error names the key, or the model and the attack."""
+    from probunlearn.attacks import parse_spec
+    from probunlearn.dag.attacks import attack_slug
+    from probunlearn.dag.design import Design
+
+    sec, experiments = config["attacks"], set(config["experiments"])
+    seen: dict[str, str] = {}
+    for i, text in enumerate(sec["specs"]):
+        try:
+            spec = parse_spec(text)
+            attack_slug(spec)
+        except ValueError as e:
+            raise ValueError(f"config attacks.specs[{i}]: {e}") from None
+        if spec.canonical in seen:
+            raise ValueError(
+                f"config attacks.specs[{i}]: {text!r} is the attack {seen[spec.canonical]!r} again "
+                f"({spec.canonical})"
+            )
+        seen[spec.canonical] = text
+    settings = config["sampling"]["settings"]
+    setting = sec["setting"]
+    if setting not in settings or settings[setting].get("sequential"):
+        raise ValueError(
+            f"config attacks.setting: {setting!r} must be a sampling setting of sampling.settings "
+            f"without a sequential block; have {sorted(settings)}"
+        )
+    table1 = config["unlearning"]["table1"]["methods"] if "table1" in experiments else []
+    extra = sorted(set(sec["methods"]) - set(table1))
+    if extra:
+        raise ValueError(
+            f"config attacks.methods: {extra} attack Table 1's models, so they must be in "
+            f"unlearning.table1.methods (experiment table1 on); have {table1}"
+        )
+    design = Design(config)
+    known = set(design.all_models()) | set(config["models"])
+    unknown = sorted(set(sec["models"]) - known)
+    if unknown:
+        raise ValueError(
+            f"config attacks.models: {unknown} are no models of this run; expected the run's "
+            f"own (target, pretrained, reference_<split>) or a name of `models`: {sorted(known)}"
+        )
+    missing = sorted(set(sec["evalsets"]) - set(design.data_sets))
+    if missing:
+        raise ValueError(
+            f"config attacks.evalsets: {missing} are no eval sets of this run; have "
+            f"{design.data_sets}"
+        )
+    assert design.attacks is not None
+    design.attacks.check()

@@ -23,6 +23,7 @@ from probunlearn.benchmarks import (
     corpora,
     dataset_files,
 )
+from probunlearn.dag.attacks import AttackDesign, is_attacked, parse_attacked, plain_evalset
 from probunlearn.dag.naming import (
     method_labels,
     model_recipe,
@@ -52,6 +53,7 @@ EXPERIMENT_OUTPUTS = (
     ("alignment", ["fig6"], ["fig6"]),
     ("dcue", [], ["dcue_meta"]),
     ("sequential", ["sequential"], []),
+    ("attacks", ["attacks"], ["attacks"]),
 )
 LOGPROB_ORDER = (*FORGET_SPLITS, "retain", "holdout", "real_authors", "world_facts")
 
@@ -88,6 +90,15 @@ class Design:
     def experiment_design(self, experiment: str) -> Any:
         """A benchmark's experiment of the run (its rules file asks), or None when it is off."""
         return self.extensions.get(experiment)
+
+    @cached_property
+    def attacks(self) -> AttackDesign | None:
+        """The experiment ``attacks`` (:mod:`probunlearn.dag.attacks`), or None when it is off."""
+        return AttackDesign(self) if "attacks" in self.experiments else None
+
+    def _plain_set(self, evalset: str) -> str:
+        """The eval set a name is made from (a prompt family's eval set; else itself)."""
+        return plain_evalset(evalset)
 
     # ---- data sets ----------------------------------------------------------------------------
     @cached_property
@@ -147,7 +158,9 @@ class Design:
         }
 
     def evalset_rows(self, evalset: str) -> int:
-        """Rows of an eval set, from the config alone."""
+        """Rows of an eval set (or of a prompt family), from the config alone."""
+        if self.attacks is not None and self.attacks.is_family(evalset):
+            return self.attacks.family_rows(evalset)
         if self.bench:
             return benchmark_sizes(self.bench)[evalset]
         from probunlearn.data.synthetic import evalset_size
@@ -277,7 +290,10 @@ class Design:
         return {m: m for m in self.config["alignment"]["models"]}
 
     def recipe(self, model: str) -> tuple[str, str]:
-        """(method, split) of a model, for the rows of metrics.csv."""
+        """(method, split) of a model, for the rows of metrics.csv (an attacked model's: its
+        base's)."""
+        if is_attacked(model):
+            model = parse_attacked(model)[0]
         return model_recipe(model, self.hub_models)
 
     def run_params(self, threads: int) -> dict:
@@ -330,7 +346,10 @@ class Design:
         return None
 
     def template_of(self, model: str) -> str:
-        """Prompt template of a model: its own (config models.<name>.template) or the run's."""
+        """Prompt template of a model: its own (config models.<name>.template) or the run's (an
+        attacked model's: its base's)."""
+        if is_attacked(model):
+            model = parse_attacked(model)[0]
         spec = self.hub_models.get(model)
         return spec["template"] if spec and spec.get("template") else self.config["template"]
 
@@ -343,7 +362,15 @@ class Design:
         return "sweep"
 
     def sampled_runs(self) -> list[tuple[str, str, str]]:
-        """Every (model, eval set, sampling setting) the run samples, sorted."""
+        """Every (model, eval set, sampling setting) the run samples, sorted: the paper's
+        experiments' and the attacks' (:class:`probunlearn.dag.attacks.AttackDesign`)."""
+        runs = self._paper_runs()
+        if self.attacks is not None:
+            runs |= self.attacks.sampled_runs(runs)
+        return sorted(runs)
+
+    def _paper_runs(self) -> set[tuple[str, str, str]]:
+        """The runs of the experiments other than ``attacks``."""
         t1, split = self.table1_models(), self.t1["split"]
         runs = {("target", split, "main")} if t1 else set()
         for model in t1.values():
@@ -371,7 +398,7 @@ class Design:
         if "alignment" in self.experiments:
             al = self.config["alignment"]
             runs |= {(m, e, "main") for m in al["models"] for e in al["sets"]}
-        return sorted(runs)
+        return runs
 
     def sampling_setting(self, setting: str) -> dict:
         """A setting of config sampling.settings."""
@@ -389,6 +416,7 @@ class Design:
 
     def _own_benchmark(self, evalset: str) -> Any:
         """The benchmark of the run that yields ``evalset`` (None for the world's sets)."""
+        evalset = self._plain_set(evalset)
         for b, block in active(self.bench):
             if evalset in b.sets(block if isinstance(block, Mapping) else {}):
                 return b
@@ -397,6 +425,7 @@ class Design:
     def max_new_tokens(self, evalset: str) -> int:
         """Answer length: the benchmark's own for its sets (MUSE: 32 knowmem, 128 verbmem), else
         longer for the request sets."""
+        evalset = self._plain_set(evalset)
         bench = self._own_benchmark(evalset)
         own = None if bench is None else bench.max_new_tokens(evalset)
         if own is not None:
@@ -407,7 +436,7 @@ class Design:
     def stops(self, evalset: str) -> list[str]:
         """Strings an answer is cut at (the benchmark's own: MUSE's knowmem), else none."""
         bench = self._own_benchmark(evalset)
-        return [] if bench is None else bench.stops(evalset)
+        return [] if bench is None else bench.stops(self._plain_set(evalset))
 
     def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
         """Every value that changes a shard's samples, as one dict (Snakemake compares a rule's
@@ -433,12 +462,19 @@ class Design:
                 "pack_prompts": s["pack_prompts"],
                 "batch_size": s["batch_size"],
                 "base_seed": cfg["seed"],
-                "template": self.template_of(model),
+                "template": self.sampled_template(model, evalset),
                 "dtype": cfg["dtype"],
                 "device": cfg["device"],
                 "threads": cfg["threads"]["eval"],
             }
         )
+
+    def sampled_template(self, model: str, evalset: str) -> str:
+        """The template a model's prompts of an eval set are sampled with: the model's, or a prompt
+        family's own."""
+        if self.attacks is not None and self.attacks.is_family(evalset):
+            return self.attacks.family_template(evalset)
+        return self.template_of(model)
 
     def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
         """Every shard of a (model, eval set, setting)."""
@@ -467,7 +503,7 @@ class Design:
         the sequential block of a sequential setting."""
         method, split = self.recipe(model)
         bench = self._own_benchmark(evalset)
-        scorers = None if bench is None else bench.scorers(evalset)
+        scorers = None if bench is None else bench.scorers(self._plain_set(evalset))
         return canon(
             ({"scorers": scorers} if scorers is not None else {})
             | {
@@ -528,13 +564,14 @@ class Design:
     def harm_judge(self, evalset: str) -> dict | None:
         """The model judge of a request set (None for other sets and for the CPU judges)."""
         judge = self.config["judge"]
-        if evalset not in REQUEST_SETS or judge["harm"] != "harmbench":
+        if self._plain_set(evalset) not in REQUEST_SETS or judge["harm"] != "harmbench":
             return None
         return {"harm": judge["harm"], "batch_size": judge["batch_size"]}
 
     def harm_threshold(self, evalset: str) -> float | None:
         """Decision threshold of the harm judge's probability for a request set (None for others)."""
-        return self.config["judge"]["threshold"] if evalset in REQUEST_SETS else None
+        in_requests = self._plain_set(evalset) in REQUEST_SETS
+        return self.config["judge"]["threshold"] if in_requests else None
 
     def judge_input(self, evalset: str) -> dict[str, str]:
         """{"judge": its model directory} where a request set is judged by a model."""
@@ -642,7 +679,7 @@ class Design:
             "dcue": len(self.dcue_models()),
             "postfinetune": len(self.postfinetune_models()),
         }
-        for ext in self.extensions.values():
+        for ext in [*self.extensions.values(), *([self.attacks] if self.attacks else [])]:
             for rule, n in ext.expected_jobs().items():
                 counts[rule] = counts.get(rule, 0) + n
         return {rule: n for rule, n in counts.items() if n}
@@ -754,6 +791,7 @@ class Design:
             ([p.table("table1")] if "table1" in e else [])
             + ([p.table("table2")] if "random_lambdas" in e else [])
             + ([p.table("dcue_vs_fq")] if "dcue" in e else [])
+            + ([p.table("attacks")] if "attacks" in e else [])
             + [t for ext in self.extensions.values() for t in ext.table_targets()]
         )
 
@@ -782,6 +820,14 @@ class Design:
         paths = list(sc.get("table1", {}).values())
         paths += [r[-1] for k in ("fig4a", "fig4b") for r in sc.get(k, [])]
         return sorted(set(paths))
+
+    def attack_cases(self) -> list[dict]:
+        """The attack table's cases (rule attacks_table; [] when the experiment is off)."""
+        return [] if self.attacks is None else self.attacks.table_cases(self._paper_runs())
+
+    def attack_table_inputs(self) -> list[str]:
+        """Every file the attack table reads."""
+        return [] if self.attacks is None else self.attacks.table_inputs(self._paper_runs())
 
     def claims_targets(self) -> list[str]:
         """claims.csv where the run makes a table a claim reads."""

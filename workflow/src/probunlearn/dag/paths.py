@@ -90,6 +90,10 @@ class Paths:
         """Per-question confidences behind a model's DCUE."""
         return f"{self.root}dcue/{model}.parquet"
 
+    def attack_info(self, model: str) -> str:
+        """What an attack did to make an attacked model (spec, notes, the pairs relearned on)."""
+        return f"{self.root}attacks/{model}.json"
+
     def postfinetune(self, model: str, part: str) -> str:
         """Log-probabilities (forget, holdout) after the short post-unlearning fine-tune."""
         return f"{self.root}postfinetune/{model}/{part}.parquet"

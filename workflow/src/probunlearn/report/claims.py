@@ -101,6 +101,16 @@ DCUE_CONCORDANCE = 0.9
 """DCUE (dcue-summary: practicality 1.0): DCUE's p-value orders the unlearned models as TOFU's forget
 quality does on at least 90% of model pairs."""
 
+RESTORE_MIN = 0.10
+"""Attacks (issue 40): Zhang et al. (ICLR 2025) find that 4-bit quantization raises the forgotten
+knowledge an unlearned model with a retain term keeps from 21% to 83% of the target's on average;
+Hu et al. (2024) that relearning on a few forget examples brings the rest back. "Restores" is read
+leniently: the share of the target's knowledge kept (greedy score on the forget questions over the
+target's) rises by at least .10 on average over the attacked methods (Zhang et al.'s rise: .62)."""
+RETAIN_METHODS = ("GD", "NPO")
+"""Zhang et al.'s methods with a utility constraint are GA and NPO with a retain term (GA_GDR,
+GA_KLR, NPO_GDR, NPO_KLR): here GD and NPO (retain cross-entropy), where their retain term is on."""
+
 T1_BASELINES = ("RMU", "GD", "GA", "NPO")
 """Table 1's baselines (the paper's columns other than Ours)."""
 
@@ -586,6 +596,86 @@ def dcue_orders_like_forget_quality(dcue_meta: pl.DataFrame) -> Row | None:
     )
 
 
+# ---- attacks (issue 40) ----------------------------------------------------------------------------
+
+
+def _kept(attacks: pl.DataFrame) -> pl.DataFrame:
+    """The attack table's rows with a target to compare with, and the share of its knowledge kept
+    before and after the attack (greedy score over the target's on the same questions)."""
+    need = {"method", "attack", "kind", "greedy_before", "greedy_after", "target_greedy"}
+    if not need <= set(attacks.columns):
+        return attacks.clear()
+    ref = pl.col("target_greedy").cast(pl.Float64)
+    return attacks.filter(ref.is_not_null() & (ref > 0)).with_columns(
+        (pl.col("greedy_before") / ref).alias("kept_before"),
+        (pl.col("greedy_after") / ref).alias("kept_after"),
+    )
+
+
+def _restored(rows: pl.DataFrame) -> tuple[bool, str]:
+    """Per attack: whether the mean share kept rises by RESTORE_MIN, and the numbers in words."""
+    parts, holds = [], True
+    for (attack,), g in rows.group_by("attack", maintain_order=True):
+        before, after = float(g["kept_before"].mean()), float(g["kept_after"].mean())
+        holds &= after - before >= RESTORE_MIN
+        each = ", ".join(
+            f"{m} {_f(b)} -> {_f(a)}"
+            for m, b, a in g.select("method", "kept_before", "kept_after").iter_rows()
+        )
+        bins = ""
+        if {"m_bin_before", "m_bin_after"} <= set(g.columns):
+            bins = (
+                f"; M_bin {_f(float(g['m_bin_before'].mean()))} -> "
+                f"{_f(float(g['m_bin_after'].mean()))}"
+            )
+        parts.append(f"{attack}: kept {_f(before)} -> {_f(after)} ({each}){bins}")
+    return holds, "; ".join(parts)
+
+
+def attack_quantization_restores(attacks: pl.DataFrame) -> Row | None:
+    rows = _kept(attacks)
+    if rows.height == 0:
+        return None
+    four_bit = [a for a in rows["attack"].unique(maintain_order=True) if a.split(":")[0] == "quant"]
+    four_bit = [a for a in four_bit if a.partition(":")[2] in ("fp4", "nf4")]
+    keep = pl.col("attack").is_in(four_bit) & pl.col("method").is_in(list(RETAIN_METHODS))
+    if "retain_term" in rows.columns:
+        keep &= pl.col("retain_term").cast(pl.Boolean).fill_null(False)
+    rows = rows.filter(keep)
+    if rows.height == 0:
+        return None
+    holds, value = _restored(rows)
+    return _row(
+        "attack-quantization-restores",
+        "4-bit quantization restores forgotten knowledge of methods with a retain term: kept "
+        "21% -> 83% of the target's on average (GA and NPO with GDR/KLR, MUSE)",
+        "Zhang et al. (ICLR 2025), abstract",
+        f"for each 4-bit type, the mean over {' and '.join(RETAIN_METHODS)} (with a retain term) of "
+        f"greedy score / target's greedy score on the forget questions rises by >= {RESTORE_MIN:g}",
+        value,
+        holds,
+    )
+
+
+def attack_relearning_restores(attacks: pl.DataFrame) -> Row | None:
+    rows = _kept(attacks)
+    rows = rows.filter(pl.col("kind") == "relearn") if rows.height else rows
+    if rows.height == 0:
+        return None
+    holds, value = _restored(rows)
+    return _row(
+        "attack-relearning-restores",
+        "a few fine-tuning steps on a few forget examples bring the unlearned knowledge of the "
+        "others back (TOFU, WMDP, Harry Potter; no single number)",
+        "Hu et al. 2024 (benign relearning)",
+        "for each relearning attack, the mean over the attacked methods of greedy score / "
+        "target's greedy score on the questions not relearned on rises by "
+        f">= {RESTORE_MIN:g}",
+        value,
+        holds,
+    )
+
+
 # ---- intervals on the comparisons ------------------------------------------------------------------
 
 COMPARES = {
@@ -814,6 +904,7 @@ CLAIMS: dict[str, list[Callable[..., Row | None]]] = {
     "metrics": [fig6_sampled_harm_above_greedy],
     "fig6": [fig6_mbin_reveals_harm],
     "dcue_meta": [dcue_orders_like_forget_quality],
+    "attacks": [attack_quantization_restores, attack_relearning_restores],
 }
 _TAKES_LAMBDA_F = {fig5b_forget_confidence_rises, fig5b_retain_confidence_stays}
 

@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from probunlearn import models
+from probunlearn.attacks import prompt_column
 from probunlearn.data import qa
 from probunlearn.sampling import (
     sample_answers,
@@ -97,9 +98,8 @@ def run_sampling_shard(
     stops = tuple(sampling_kwargs.pop("stops", ()))
     ids = rows["id"].cast(pl.String).to_list()
     if sequential is None:
-        df = sample_answers(
-            model, tokenizer, ids, rows["question"].to_list(), stops=stops, **sampling_kwargs
-        )
+        prompts = rows[prompt_column(rows)].to_list()  # a prompt family's rows: their prompts
+        df = sample_answers(model, tokenizer, ids, prompts, stops=stops, **sampling_kwargs)
     else:
         kw = {**sampling_kwargs, "stops": stops}
         df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, kw)

@@ -10,7 +10,7 @@ range raises ValueError naming the column. Metrics come from :mod:`probunlearn.b
 
 ``style`` holds the palette, the writers and the checks; ``leakage`` Fig. 3 and 6, ``sweeps`` Fig. 4
 and 5, ``tables`` Tables 1 and 2, ``sequential`` the sequential-sampling figure, ``membership`` the
-membership-inference AUCs.
+membership-inference AUCs, ``attacks`` the leak bounds before and after each attack.
 """
 
 import matplotlib

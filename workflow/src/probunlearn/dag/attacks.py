@@ -1,0 +1,437 @@
+"""The experiment ``attacks`` in the workflow's DAG (issue 40): which models are attacked with which
+attacks (:mod:`probunlearn.attacks`) on which eval sets, the names of attacked models and prompt
+families, what gets sampled, and what the attack table reads.
+
+Names. An attacked model is ``{model}--{attack}`` (``npo-forget10-f0-r0--quant__nf4``), a prompt
+family ``{evalset}--{attack}`` (``forget10--paraphrase``; with ``--t{hash}`` after it for a model
+whose template is not the run's). ``{attack}`` is the canonical spec (:attr:`probunlearn.attacks.Spec.canonical`)
+in file-name characters: the kind, then the positional setting's value, then ``key-value`` for each
+other setting that is not its default, joined by ``__`` (``relearn__10__lr-0p001`` is
+``relearn:10,lr=0.001``); in a number, ``.`` is written ``p`` and ``-`` ``m``. :func:`attack_slug`
+and :func:`parse_attack_slug` turn one into the other; a name parses back to the base and the spec.
+
+A model attack (quant, relearn) makes an attacked model (rule ``attack``), sampled and scored by the
+evaluation core's rules like any model; a prompt attack (paraphrase, prefix, fewshot) makes a family
+of prompts per question (rule ``attack_prompts``), sampled with the plain model. The plain model's
+samples ("before") are those of a run the design already has with the attack's sampling setting or
+one of the same temperature with at least its n (its first n samples are read), else the attack's
+setting is sampled for it too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from probunlearn import methods
+from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
+from probunlearn.dag.naming import parse_unlearned, retain_split
+
+SEP = "--"
+"""Between a model (or eval set) and its attack in a name."""
+PART = "__"
+"""Between the parts of an attack's name."""
+EXPERIMENT = "attacks"
+
+_KIND = r"[a-z0-9]+(?:_[a-z0-9]+)*"
+_VALUE = r"[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"
+SLUG_PATTERN = rf"{_KIND}(?:{PART}{_VALUE})*"
+"""Regular expression of an attack's name part."""
+_BASE = r"[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)*"
+ATTACKED_PATTERN = rf"{_BASE}{SEP}{SLUG_PATTERN}"
+"""Regular expression of an attacked model's name (rule ``attack``'s wildcard)."""
+_TAG = r"t[0-9a-f]{8}"
+FAMILY_PATTERN = rf"[a-z0-9_]+{SEP}{SLUG_PATTERN}(?:{SEP}{_TAG})?"
+"""Regular expression of a prompt family's name (rule ``attack_prompts``'s wildcard)."""
+EVALSET_PATTERN = rf"[a-z0-9_]+(?:{SEP}{SLUG_PATTERN}(?:{SEP}{_TAG})?)?"
+"""Regular expression of an eval set's name: a plain set or a prompt family."""
+
+
+# ---- names ---------------------------------------------------------------------------------------
+def _is_number(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        return True
+    enum = schema.get("enum") or []
+    return bool(enum) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in enum)
+
+
+def _encode(value: Any, schema: Mapping[str, Any], spec: str) -> str:
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif _is_number(schema):
+        text = str(value).replace("+", "").replace("-", "m").replace(".", "p")
+    else:
+        text = str(value)
+    if not re.fullmatch(_VALUE, text):
+        raise ValueError(
+            f"attack {spec!r}: the value {value!r} cannot be part of a file name (letters, digits "
+            "and single '_' or '-' between them)"
+        )
+    return text
+
+
+def _decode(text: str, schema: Mapping[str, Any]) -> str:
+    return text.replace("m", "-").replace("p", ".") if _is_number(schema) else text
+
+
+def attack_slug(spec: str | Spec) -> str:
+    """The file-name form of an attack's canonical spec (``quant:nf4`` -> ``quant__nf4``)."""
+    s = spec if isinstance(spec, Spec) else parse_spec(spec)
+    entry = ATTACKS.get(s.kind)
+    if not re.fullmatch(_KIND, s.kind):
+        raise ValueError(f"attack kind {s.kind!r} cannot be part of a file name")
+    pos = entry.positional
+    parts = [s.kind]
+    if pos is not None:
+        parts.append(_encode(s.settings[pos], entry.settings[pos].schema, s.canonical))
+    for key, value in s.settings.items():
+        if key != pos and value != entry.settings[key].default:
+            if not re.fullmatch(_KIND, key):
+                raise ValueError(f"attack {s.canonical!r}: setting {key!r} cannot be in a name")
+            parts.append(f"{key}-{_encode(value, entry.settings[key].schema, s.canonical)}")
+    return PART.join(parts)
+
+
+def parse_attack_slug(slug: str) -> Spec:
+    """The :class:`~probunlearn.attacks.Spec` of an attack's file-name form (a ValueError naming
+    it where it is no canonical attack name)."""
+    if not re.fullmatch(SLUG_PATTERN, slug):
+        raise ValueError(f"attack name {slug!r}: expected kind[__value][__key-value...]")
+    kind, *parts = slug.split(PART)
+    if kind not in ATTACKS:
+        raise ValueError(f"attack name {slug!r}: unknown attack {kind!r}; known: {ATTACKS.names()}")
+    entry = ATTACKS.get(kind)
+    given = []
+    if entry.positional is not None and parts:
+        given.append(_decode(parts.pop(0), entry.settings[entry.positional].schema))
+    for part in parts:
+        key, _, value = part.partition("-")
+        if key not in entry.settings or not value:
+            raise ValueError(f"attack name {slug!r}: {part!r} is no key-value of {kind}")
+        given.append(f"{key}={_decode(value, entry.settings[key].schema)}")
+    spec = parse_spec(kind + (":" + ",".join(given) if given else ""))
+    if attack_slug(spec) != slug:
+        raise ValueError(
+            f"attack name {slug!r} is not canonical: {spec.canonical!r} is named "
+            f"{attack_slug(spec)!r}"
+        )
+    return spec
+
+
+def attacked_name(model: str, spec: str | Spec) -> str:
+    """The name of ``model`` attacked with ``spec`` (a model attack)."""
+    if SEP in model:
+        raise ValueError(f"model {model!r}: a model to attack has no {SEP!r} in its name")
+    return f"{model}{SEP}{attack_slug(spec)}"
+
+
+def parse_attacked(name: str) -> tuple[str, Spec]:
+    """(base model, spec) of an attacked model's name."""
+    if not re.fullmatch(ATTACKED_PATTERN, name):
+        raise ValueError(f"model name {name!r}: expected {{model}}{SEP}{{attack}}")
+    base, _, slug = name.partition(SEP)
+    return base, parse_attack_slug(slug)
+
+
+def is_attacked(name: str) -> bool:
+    """Whether ``name`` is an attacked model's."""
+    return bool(re.fullmatch(ATTACKED_PATTERN, name))
+
+
+def template_tag(template: str) -> str:
+    """The short tag of a prompt template in a family's name."""
+    return "t" + hashlib.sha256(template.encode()).hexdigest()[:8]
+
+
+def family_name(evalset: str, spec: str | Spec, tag: str | None = None) -> str:
+    """The name of the prompt family ``spec`` makes of ``evalset`` (``tag``: of the template, for
+    a model whose template is not the run's)."""
+    return f"{evalset}{SEP}{attack_slug(spec)}" + (f"{SEP}{tag}" if tag else "")
+
+
+def parse_family(name: str) -> tuple[str, Spec, str | None]:
+    """(eval set, spec, template tag or None) of a prompt family's name."""
+    if not re.fullmatch(FAMILY_PATTERN, name):
+        raise ValueError(f"eval set {name!r}: expected {{evalset}}{SEP}{{attack}}")
+    evalset, slug, *tag = name.split(SEP)
+    return evalset, parse_attack_slug(slug), (tag[0] if tag else None)
+
+
+def plain_evalset(name: str) -> str:
+    """The eval set a name is made from: itself, or a prompt family's eval set."""
+    return name.split(SEP, 1)[0]
+
+
+# ---- the experiment ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """One row of the attack table: the plain ``model`` (its ``label``) attacked with ``spec`` on
+    ``evalset``; ``after`` and ``before`` are (model, eval set, setting) of the sampled runs read."""
+
+    label: str
+    model: str
+    evalset: str
+    spec: Spec
+    after: tuple[str, str, str]
+    before: tuple[str, str, str]
+
+    @property
+    def prompts(self) -> bool:
+        """Whether the attack is a prompt attack (a family)."""
+        return ATTACKS.get(self.spec.kind).transforms == "prompts"
+
+
+class AttackDesign:
+    """The attacks of one run (``design``: its :class:`probunlearn.dag.Design`)."""
+
+    def __init__(self, design: Any) -> None:
+        self.design = design
+        self.section = design.config[EXPERIMENT]
+        self.specs = [parse_spec(s) for s in self.section["specs"]]
+        self.setting = self.section["setting"]
+
+    # ---- what is attacked ----------------------------------------------------------------------
+    def targets(self) -> dict[str, str]:
+        """Label -> model attacked: Table 1's model of each method (its label), then the other
+        models named (their own name)."""
+        t1, labels = self.design.table1_models(), methods.labels()
+        out = {labels[m]: t1[m] for m in self.section["methods"] if m in t1}
+        out |= {m: m for m in self.section["models"]}
+        return out
+
+    def target(self, model: str) -> Target:
+        """What the pre-job checks know of a model: its template, whether it is a LoRA adapter
+        (unlearned with unlearning.lora), the data sets given with it (an unlearned model's forget
+        and retain split, the holdout set where the run has one)."""
+        d = self.design
+        try:
+            split = parse_unlearned(model)["split"]
+        except ValueError:
+            split = None
+        own = split is not None and split in d.data_sets
+        return Target(
+            name=model,
+            template=d.template_of(model),
+            adapter=split is not None and bool(d.ul.get("lora")),
+            forget=own,
+            retain=own and retain_split(model) in d.data_sets,
+            holdout="holdout" in d.data_sets and split is not None,
+        )
+
+    def check(self) -> None:
+        """Every (model, attack) of the run checked before any job: a ValueError naming both where
+        the model cannot take the attack."""
+        for model in self.targets().values():
+            for spec in self.specs:
+                try:
+                    check_attack(spec, self.target(model))
+                except ValueError as e:
+                    raise ValueError(f"config {EXPERIMENT}: {e}") from None
+
+    def data_of(self, model: str, data: str) -> str:
+        """The eval-set name of an attack's data (forget, retain, holdout) for ``model``."""
+        split = parse_unlearned(model)["split"]
+        return {"forget": split, "retain": retain_split(model), "holdout": "holdout"}[data]
+
+    # ---- attacked models and prompt families ---------------------------------------------------
+    def _tag(self, model: str) -> str | None:
+        template = self.design.template_of(model)
+        return None if template == self.design.config["template"] else template_tag(template)
+
+    @cached_property
+    def attacked_models(self) -> dict[str, tuple[str, Spec]]:
+        """Attacked model -> (model, spec), for the model attacks."""
+        return {
+            attacked_name(m, s): (m, s)
+            for m in self.targets().values()
+            for s in self.specs
+            if ATTACKS.get(s.kind).transforms == "model"
+        }
+
+    @cached_property
+    def families(self) -> dict[str, tuple[str, Spec, str]]:
+        """Prompt family -> (eval set, spec, template), for the prompt attacks."""
+        out = {}
+        for m in self.targets().values():
+            for s in self.specs:
+                if ATTACKS.get(s.kind).transforms != "prompts":
+                    continue
+                for e in self.section["evalsets"]:
+                    name = family_name(e, s, self._tag(m))
+                    out[name] = (e, s, self.design.template_of(m))
+        return out
+
+    def family_of(self, model: str, evalset: str, spec: Spec) -> str:
+        """The family a model is sampled on for a prompt attack of an eval set."""
+        return family_name(evalset, spec, self._tag(model))
+
+    def is_family(self, evalset: str) -> bool:
+        """Whether ``evalset`` is one of the run's prompt families."""
+        return evalset in self.families
+
+    def family_rows(self, family: str) -> int:
+        """Rows of a family: its eval set's rows times its members."""
+        evalset, spec, _ = self.families[family]
+        members = ATTACKS.get(spec.kind).members(spec.settings)
+        return self.design.evalset_rows(evalset) * len(members)
+
+    def family_template(self, family: str) -> str:
+        """The template a family is sampled with."""
+        evalset, spec, template = self.families[family]
+        target = Target(name=family, template=template)
+        return ATTACKS.get(spec.kind).family_template(spec.settings, target)
+
+    # ---- rules' inputs and params --------------------------------------------------------------
+    def attack_inputs(self, name: str) -> dict[str, str]:
+        """Rule attack: the model's directory and the data sets the attack reads."""
+        model, spec = self.attacked_models[name]
+        p = self.design.paths
+        needs = ATTACKS.get(spec.kind).needs(spec.settings) & {"forget", "retain", "holdout"}
+        return {"model": p.model(model)} | {
+            d: p.data(self.data_of(model, d)) for d in sorted(needs)
+        }
+
+    def attack_params(self, name: str) -> dict:
+        """Rule attack: the spec, the model's metadata and the job's threads and device."""
+        model, spec = self.attacked_models[name]
+        t = self.target(model)
+        cfg = self.design.config
+        return {
+            "spec": spec.canonical,
+            "model_name": model,
+            "template": t.template,
+            "adapter": t.adapter,
+            "threads": cfg["threads"]["train"],
+            "device": cfg["device"],
+        }
+
+    def prompts_inputs(self, family: str) -> dict[str, str]:
+        """Rule attack_prompts: the eval set and the retain rows where the attack reads them."""
+        evalset, spec, _ = self.families[family]
+        p = self.design.paths
+        out = {"evalset": p.data(evalset)}
+        if "retain" in ATTACKS.get(spec.kind).needs(spec.settings):
+            out["retain"] = p.data("retain")
+        return out
+
+    def prompts_params(self, family: str) -> dict:
+        """Rule attack_prompts: the spec and the template of the models it is for."""
+        _, spec, template = self.families[family]
+        return {"spec": spec.canonical, "template": template}
+
+    # ---- sampling ------------------------------------------------------------------------------
+    def _same_distribution(self, setting: str) -> bool:
+        want = self.design.sampling_setting(self.setting)
+        have = self.design.sampling_setting(setting)
+        keys = ("temperature", "adaptive")
+        return (
+            all(have[k] == want[k] for k in keys)
+            and not have.get("sequential")
+            and have["n"] >= want["n"]
+        )
+
+    def plain_run(self, model: str, evalset: str, runs: set) -> tuple[str, str, str]:
+        """The run the plain model's samples are read from: the attack's setting where the design
+        samples it, else a setting of the same distribution with at least its n (the fewest),
+        else the attack's setting."""
+        have = sorted(
+            (self.design.sampling_setting(s)["n"], s)
+            for m, e, s in runs
+            if (m, e) == (model, evalset) and self._same_distribution(s)
+        )
+        if (model, evalset, self.setting) in runs or not have:
+            return model, evalset, self.setting
+        return model, evalset, have[0][1]
+
+    @property
+    def n(self) -> int:
+        """Samples per prompt of the attack table (the attack's setting's n)."""
+        return self.design.sampling_setting(self.setting)["n"]
+
+    def cases(self, runs: set) -> list[Case]:
+        """Every (model, eval set, attack) of the table, in the config's order."""
+        out = []
+        for label, model in self.targets().items():
+            for e in self.section["evalsets"]:
+                before = self.plain_run(model, e, runs)
+                for s in self.specs:
+                    if ATTACKS.get(s.kind).transforms == "model":
+                        after = (attacked_name(model, s), e, self.setting)
+                    else:
+                        after = (model, self.family_of(model, e, s), self.setting)
+                    out.append(Case(label, model, e, s, after, before))
+        return out
+
+    def reference(self, evalset: str, runs: set) -> tuple[str, str, str] | None:
+        """The target's plain run on an eval set (the knowledge an unlearned model retains is
+        measured against it), or None where the run has no target."""
+        if "target" not in self.design.all_models() and "target" not in self.design.hub_models:
+            return None
+        return self.plain_run("target", evalset, runs)
+
+    def sampled_runs(self, runs: set) -> set[tuple[str, str, str]]:
+        """The runs the attacks add to ``runs`` (the design's others)."""
+        out = set()
+        for c in self.cases(runs):
+            out |= {c.after, c.before}
+        for e in self.section["evalsets"]:
+            ref = self.reference(e, runs)
+            if ref is not None:
+                out.add(ref)
+        return out - set(runs)
+
+    # ---- the table -----------------------------------------------------------------------------
+    def table_cases(self, runs: set) -> list[dict]:
+        """The attack table's cases as plain values (rule attacks_table's params)."""
+        p, d = self.design.paths, self.design
+        out = []
+        for c in self.cases(runs):
+            ref = self.reference(c.evalset, runs)
+            model_attack = not c.prompts
+            method = None
+            try:
+                method = parse_unlearned(c.model)["method"]
+            except ValueError:
+                pass
+            retain = None
+            if method is not None:
+                retain = methods.method(method).uses_retain(d.unlearn_hparams(c.model))
+            out.append(
+                {
+                    "label": c.label,
+                    "model": c.model,
+                    "evalset": c.evalset,
+                    "attack": c.spec.canonical,
+                    "kind": c.spec.kind,
+                    "attacked_model": c.after[0] if model_attack else None,
+                    "attacked_evalset": None if model_attack else c.after[1],
+                    "after": p.scores(*c.after),
+                    "before": p.scores(*c.before),
+                    "reference": None if ref is None else p.scores(*ref),
+                    "info": p.attack_info(c.after[0]) if model_attack else None,
+                    "evalset_path": p.data(c.evalset),
+                    "retain_term": retain,
+                }
+            )
+        return out
+
+    def table_inputs(self, runs: set) -> list[str]:
+        """Every file the attack table reads."""
+        files = []
+        for c in self.table_cases(runs):
+            files += [c["after"], c["before"], c["evalset_path"]]
+            files += [c[k] for k in ("reference", "info") if c[k] is not None]
+        return sorted(set(files))
+
+    def expected_jobs(self) -> dict[str, int]:
+        """Jobs of the attack rules."""
+        return {
+            "attack": len(self.attacked_models),
+            "attack_prompts": len(self.families),
+            "attacks_table": 1,
+        }
