@@ -51,7 +51,7 @@ def fig_attacks(df: pl.DataFrame, out_stem: PathLike, *, alpha: float = 0.01) ->
         fig, axes = plt.subplots(
             1,
             len(evalsets),
-            figsize=(max(5.5, 1.1 * d["method"].n_unique() * max(1, len(attacks) / 2.5)) + 1, 4.4),
+            figsize=(max(7.5, 1.1 * d["method"].n_unique() * max(1, len(attacks) / 2.5)), 5.2),
             squeeze=False,
             layout="constrained",
         )
@@ -83,18 +83,17 @@ def fig_attacks(df: pl.DataFrame, out_stem: PathLike, *, alpha: float = 0.01) ->
             ax.set_ylabel(f"M_bin: upper bound on P(score ≥ {fmt_num(t)})\n(mean over questions)")
         handles = [
             plt.Line2D([], [], marker="o", ls="", mfc="white", mec="grey", label="before (plain)"),
-            plt.Line2D([], [], marker="o", ls="", color="grey", label="after the attack"),
+            plt.Line2D(
+                [], [], marker="o", ls="", color="grey", label="after (family: worst prompt)"
+            ),
             plt.Line2D([], [], color="black", linestyle=":", linewidth=1.4, label="10% level"),
         ]
         handles += [
             plt.Line2D([], [], marker="o", ls="", color=colors[k], label=names[k]) for k in attacks
         ]
-        axes[0][-1].legend(
-            handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0)
-        )
+        fig.legend(handles=handles, frameon=False, loc="outside lower center", ncol=2)
         fig.suptitle(
             "Leak probability bound before (hollow) and after (filled) each attack\n"
-            f"n = {n} samples per question, each bound at {1 - a:.0%}; a prompt family: its "
-            "worst prompt"
+            f"n = {n} samples per question, each bound at {1 - a:.0%}"
         )
         return save_figure(fig, out_stem)
