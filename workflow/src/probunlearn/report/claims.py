@@ -919,7 +919,7 @@ def claims_table(
 ) -> pl.DataFrame:
     """One row per claim the given tables can test (columns ``TABLE_COLUMNS``).
 
-    ``tables``: table name (the keys of ``CLAIMS``: table1, fig3a, ..., metrics, dcue_meta) → its CSV;
+    ``tables``: table name (the keys of ``CLAIMS``: table1, fig3a, ..., dcue_meta, attacks) → its CSV;
     a name left out leaves its claims out. ``lambda_f``: the Table 1 / Fig. 5b NPO+EO weight.
     ``scores``: the scores the comparisons' intervals are computed from (``"table1"``: label →
     scores parquet; ``"fig4a"``: (split, lambda_f, parquet) triples; ``"fig4b"``: (lambda_f,
