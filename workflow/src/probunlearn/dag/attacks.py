@@ -232,6 +232,15 @@ class AttackDesign:
                     check_attack(spec, self.target(model))
                 except ValueError as e:
                     raise ValueError(f"config {EXPERIMENT}: {e}") from None
+        for spec in self.specs:  # a family's retain rows: the run's eval set `retain`
+            entry = ATTACKS.get(spec.kind)
+            needs = entry.needs(spec.settings)
+            if entry.transforms == "prompts" and "retain" in needs:
+                if "retain" not in self.design.data_sets:
+                    raise ValueError(
+                        f"config {EXPERIMENT}: attack {spec.canonical!r} reads the eval set "
+                        "'retain', which this run does not have"
+                    )
 
     def data_of(self, model: str, data: str) -> str:
         """The eval-set name of an attack's data (forget, retain, holdout) for ``model``."""
