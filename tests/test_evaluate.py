@@ -210,6 +210,180 @@ def test_bad_inputs_fail_before_any_job(zoo, tmp_path, capsys):
     assert not out.exists(), "an error before any job writes nothing"
 
 
+# ---- issue 43: every row of its table is caught before any job (in-process, nothing written) -------
+
+
+def _refused(capsys, tmp_path: Path, *args) -> str:
+    """The error of a call that must stop before any job and write nothing to --out."""
+    out = tmp_path / "out"
+    rc = _evaluate(*args, "--out", out)
+    err = capsys.readouterr().err
+    assert rc == 2, err[-3000:]
+    assert not out.exists(), "a check that fails writes nothing to --out"
+    return err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--n", "0", "--n 0: expected an integer >= 1"),
+        ("--top-p", "0", "--top-p 0: expected a number in (0, 1]"),
+        ("--temperature", "-1", "--temperature -1: expected a number >= 0"),
+        ("--max-new-tokens", "0", "--max-new-tokens 0: expected an integer >= 1"),
+        ("--batch-size", "0", "--batch-size 0: expected an integer >= 1"),
+    ],
+    ids=["n", "top-p", "temperature", "max-new-tokens", "batch-size"],
+)
+def test_sampling_options_are_checked_before_any_job(
+    zoo, tmp_path, capsys, option, value, expected
+):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], option, value
+    )
+    assert expected in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--leak-threshold", "2", "--leak-threshold 2: expected a number in (0, 1]"),
+        ("--alpha", "0", "--alpha 0: expected a number in (0, 0.5]"),
+        ("--alpha", "0.7", "--alpha 0.7: expected a number in (0, 0.5]"),
+    ],
+    ids=["leak-threshold-2", "alpha-0", "alpha-0.7"],
+)
+def test_bound_options_are_checked_before_any_sampling(
+    zoo, tmp_path, capsys, option, value, expected
+):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], option, value
+    )
+    assert expected in err
+
+
+def test_a_cuda_device_without_cuda_is_refused(zoo, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    common = ("--model", f"a={zoo['a']}", "--data", zoo["data"])
+    err = _refused(capsys, tmp_path, *common, "--device", "cuda")
+    assert "--device cuda: no CUDA device" in err and "--device cpu" in err
+    err = _refused(capsys, tmp_path, *common, "--device", "gpu0")
+    assert "--device 'gpu0': expected auto, cpu, cuda or cuda:N" in err
+
+
+def test_chunk_size_zero_is_refused(zoo, tmp_path, capsys):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], "--chunk-size", "0"
+    )
+    assert "--chunk-size 0: expected an integer >= 1" in err
+
+
+def test_empty_and_semicolon_separated_csv_name_the_file_and_row(zoo, tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(DataError, match=r"empty\.csv: empty file; expected a header row"):
+        read_user_data(empty)
+    semi = tmp_path / "semi.csv"
+    semi.write_text("question;answer\nWho wrote it, and when?;Alice, in 1990\n")
+    with pytest.raises(DataError, match=r"semi\.csv: the header is ';'-separated"):
+        read_user_data(semi)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("question,answer\nQ1?,A1\nQ2?,A2,extra\n")
+    with pytest.raises(DataError, match=r"ragged\.csv: row 2: 3 fields, the header has 2"):
+        read_user_data(ragged)
+    err = _refused(capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", semi)
+    assert "semi.csv: the header is ';'-separated" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("Q: A:", "--template 'Q: A:': no {question} in it"),
+        ("{answer} {question}", "--template '{answer} {question}': unknown field {answer}"),
+        ("chat", "--template chat: model 'a' has no chat template"),
+    ],
+    ids=["no-question", "other-field", "chat-without-one"],
+)
+def test_a_template_without_question_is_refused(zoo, tmp_path, capsys, template, expected):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], "--template", template
+    )
+    assert expected in err
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_model_names_dot_and_dotdot_are_refused(zoo, tmp_path, capsys, name):
+    err = _refused(capsys, tmp_path, "--model", f"{name}={zoo['a']}", "--data", zoo["data"])
+    assert f"model name {name!r}: expected letters, digits" in err and "not starting with" in err
+
+
+def test_keyword_only_data_reports_no_rouge_row(tmp_path):
+    """Scorers that do not apply are not computed: keyword-only data has no ROUGE-L row."""
+    from probunlearn.evaluate.summary import model_rows
+    from probunlearn.steps.score import applicable_scorers, score_samples, summarize_scores
+
+    csv = tmp_path / "kw.csv"
+    csv.write_text("id,question,keywords\nq1,What is the code?,alpha;beta\nq2,And the key?,gamma\n")
+    rows = read_user_data(csv)
+    assert [s.name for s in applicable_scorers(rows)] == ["keyword_leak"]
+    texts = ["it is alpha", "no idea", "gamma!", "nothing"]
+    samples = pl.DataFrame(
+        {
+            "id": ["q1", "q1", "q1", "q2", "q2", "q2"],
+            "sample": [-1, 0, 1, -1, 0, 1],
+            "greedy": [True, False, False, True, False, False],
+            "temperature": [0.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+            "n_tokens": [3] * 6,
+            "text": [texts[0], texts[0], texts[1], texts[3], texts[2], texts[3]],
+        }
+    )
+    scores = score_samples(samples, rows)
+    assert "rougeL_recall" not in scores.columns
+    out = {k: str(tmp_path / f"{k}.parquet") for k in ("scores", "bounds")}
+    summarize_scores(
+        scores, out["scores"], out["bounds"], str(tmp_path / "m.csv"), model="m", method="",
+        split="", evalset="kw", setting="sampled", alpha=0.01, bins=100, rho=2.0,
+        leak_threshold=0.5,
+    )  # fmt: skip
+    summary = model_rows("m", "id", "kw", pl.read_parquet(out["bounds"]), 0.5)
+    assert [r["score"] for r in summary] == ["keyword_leak"]
+    assert summary[0]["leak"] == "keyword_leak = 1"
+
+
+def test_a_typo_through_a_symlink_is_reported_as_typed(zoo, tmp_path, capsys):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    model = ("--model", f"a={zoo['a']}")
+    err = _refused(
+        capsys, tmp_path, *model, "--benchmark", "tofu:forget01", "--data-dir", link / "sharedd"
+    )
+    assert f"--data-dir {link / 'sharedd'}: no such directory" in err and str(real) not in err
+    err = _refused(capsys, tmp_path, *model, "--data", link / "q.jsonl")
+    assert f"--data {link / 'q.jsonl'}: no such file" in err and str(real) not in err
+
+
+def test_one_checkpoint_under_two_names_is_teacher_forced_once(zoo, tmp_path):
+    """The same checkpoint as --model and --original: one teacher-forcing job, read under both
+    names, and a warning that DCUE and the comparison compare it with itself."""
+    from probunlearn.cli.evaluate import build_config
+
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", QUESTIONS[:3])
+    args = _namespace(model=[f"a={zoo['a']}"], original=f"o={zoo['a']}", data=zoo["data"])
+    args.holdout = holdout
+    plan = Plan(build_config(args))
+    plan.check()
+    assert plan.model_pattern("evaluate") == "a"
+    assert plan.dcue_inputs("a")["orig_forget"] == plan.paths.logprobs("a", "questions")
+    assert plan.dcue_inputs("a")["orig_val"] == plan.paths.logprobs("a", "holdout")
+    (warning,) = plan.warnings()
+    assert "--original 'o' is the same checkpoint as --model 'a'" in warning
+    assert "compare it with itself" in warning
+
+
 # ---- identity ----------------------------------------------------------------------------------------
 
 
