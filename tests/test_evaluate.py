@@ -274,10 +274,13 @@ def test_a_cuda_device_without_cuda_is_refused(zoo, tmp_path, capsys, monkeypatc
 
 
 def test_chunk_size_zero_is_refused(zoo, tmp_path, capsys):
-    err = _refused(
-        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], "--chunk-size", "0"
-    )
+    common = ("--model", f"a={zoo['a']}", "--data", zoo["data"])
+    err = _refused(capsys, tmp_path, *common, "--chunk-size", "0")
     assert "--chunk-size 0: expected an integer >= 1" in err
+    for option in ("--threads", "--cores"):  # beside the table: the other counts
+        assert f"{option} 0: expected an integer >= 1" in _refused(
+            capsys, tmp_path, *common, option, "0"
+        )
 
 
 def test_empty_and_semicolon_separated_csv_name_the_file_and_row(zoo, tmp_path, capsys):

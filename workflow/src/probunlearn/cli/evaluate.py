@@ -1,9 +1,12 @@
 """``probunlearn evaluate``: the probabilistic verdict on anyone's checkpoints, through Snakemake.
 
-The command checks every input (models, adapters, data, judge) before any job runs, writes
+The command checks every option and input (numbers, device, template, models, adapters, data,
+judge) before any job runs, writing nothing to ``<out>`` when one is wrong; then it writes
 ``<out>/evaluate.yaml`` and runs the packaged workflow (``probunlearn/evaluate/workflow/Snakefile``)
 in ``<out>``, so every artifact is cached there: a second call with one more model samples only that
-model, and a checkpoint changed in place (its content fingerprint) reruns exactly its jobs.
+model, a checkpoint changed in place (its content fingerprint) reruns exactly its jobs, and the
+summary lists every model evaluated in ``<out>`` so far. The console shows the plan, one line per
+job done and the outputs (Snakemake's own output: ``<out>/logs/evaluate.log``, or ``--verbose``).
 """
 
 from __future__ import annotations
@@ -335,6 +338,8 @@ def prepare(args: argparse.Namespace) -> tuple[dict, Any, list[str]]:
     to show before it runs). Raises :class:`UsageError`, a ``PlanError`` or ``DataError``."""
     from probunlearn.evaluate.plan import Plan
 
+    if args.cores < 1:
+        raise UsageError(f"--cores {args.cores}: expected an integer >= 1")
     config = build_config(args)
     # the workflow's own digest cache: a call that changes nothing re-reads no weights
     plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
