@@ -185,6 +185,7 @@ DOCUMENTED = {
     "probunlearn.dag.checks": [],
     "probunlearn.evaluate.plan": ["Plan"],
     "probunlearn.evaluate.jobs": ["write_sets", "summarize"],
+    "probunlearn.evaluate.browser": [],
 }  # fmt: skip
 
 
