@@ -148,7 +148,8 @@ def _read(path: Path) -> pl.DataFrame:
 
 
 def _check_unit_column(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
-    """The column as Float64, or InputError naming the first bad row (0-based data row)."""
+    """The column as Float64, or InputError naming the first bad row (counted from 1 after the
+    header, as ``probunlearn evaluate`` counts them)."""
     raw = df[col]
     if raw.dtype == pl.Boolean:
         raw = raw.cast(pl.Int8)
@@ -164,7 +165,7 @@ def _check_unit_column(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
         if mask.any():
             row = int(mask.arg_true()[0])
             raise InputError(
-                f"{path}: column {col!r} row {row} (0-based, header excluded): "
+                f"{path}: column {col!r} row {row + 1} (from 1, header excluded): "
                 + what.format(raw[row])
             )
     return vals
@@ -215,7 +216,9 @@ def compute(
     nulls = df[prompt_col].is_null()
     if nulls.any():
         row = int(nulls.arg_true()[0])
-        raise InputError(f"{path}: column {prompt_col!r} row {row} (0-based): missing prompt id")
+        raise InputError(
+            f"{path}: column {prompt_col!r} row {row + 1} (from 1, header excluded): missing prompt id"
+        )
     cols = {prompt_col: df[prompt_col], score_col: _check_unit_column(df, score_col, path)}
     if greedy_col:
         cols["__greedy"] = _check_unit_column(df, greedy_col, path)
