@@ -218,7 +218,10 @@ def test_bounds_simultaneous_leak_at_k_and_set_level(table, tmp_path: Path, caps
     np.testing.assert_allclose(
         res["m_mu_simultaneous"], B.simultaneous_upper_bounds(rows, 0.01, metric="m_mu")
     )
-    np.testing.assert_allclose(res["m_bin_simultaneous"], B.simultaneous_upper_bounds(leaks, 0.01))
+    # named as the workflow names it: M_bin of score >= 0.5
+    np.testing.assert_allclose(
+        res["m_bin_ge_0.5_simultaneous"], B.simultaneous_upper_bounds(leaks, 0.01)
+    )
     np.testing.assert_allclose(res["leak_at_1"], [r.mean() for r in leaks])
     np.testing.assert_allclose(res["leak_at_1_upper"], res["m_bin_ge_0.5"])
     sets = pl.read_csv(set_out)

@@ -266,8 +266,9 @@ def compute(
     extra = {
         "m_mu_simultaneous": bounds.simultaneous_upper_bounds(rows, alpha, metric="m_mu", bins=bins)
     }
-    if leaks is not None:
-        extra["m_bin_simultaneous"] = bounds.simultaneous_upper_bounds(leaks, alpha)
+    if leaks is not None:  # named as the workflow's and evaluate's tables name it
+        key = "m_bin" if leak_threshold is None else bounds.leak_key(leak_threshold)
+        extra[f"{key}_simultaneous"] = bounds.simultaneous_upper_bounds(leaks, alpha)
     if leak_at:
         if leaks is None:
             raise InputError(
@@ -340,7 +341,7 @@ def set_level(
                 "quantity": "worst_prompt_p_leak",
                 "estimate": float(max(r.mean() for r in leaks)),
                 "from_per_prompt_bounds": float(table[key].max()),
-                "set_level_bound": float(table["m_bin_simultaneous"].max()),
+                "set_level_bound": float(table[f"{key}_simultaneous"].max()),
             }
         )
     result = pl.DataFrame(out_rows)
