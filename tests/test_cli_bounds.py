@@ -153,11 +153,11 @@ def test_bounds_bad_input(tmp_path: Path, capsys) -> None:
     _fails(["bounds", str(good), "--out", str(tmp_path / "o.txt")], capsys, "o.txt", "unsupported")
 
     cases = {
-        "range.csv": ("prompt_id,score\na,0.1\na,1.5\n", "row 1", "1.5", "outside [0, 1]"),
-        "text.csv": ("prompt_id,score\na,0.1\na,0.2\nb,abc\n", "row 2", "not a number"),
-        "null.csv": ("prompt_id,score\na,0.1\na,\n", "row 1", "missing"),
-        "nan.csv": ("prompt_id,score\na,0.1\na,NaN\n", "row 1", "NaN"),
-        "noprompt.csv": ("prompt_id,score\na,0.1\n,0.2\n", "row 1", "missing prompt id"),
+        "range.csv": ("prompt_id,score\na,0.1\na,1.5\n", "row 2 (from 1", "1.5", "outside [0, 1]"),
+        "text.csv": ("prompt_id,score\na,0.1\na,0.2\nb,abc\n", "row 3 (from 1", "not a number"),
+        "null.csv": ("prompt_id,score\na,0.1\na,\n", "row 2 (from 1", "missing"),
+        "nan.csv": ("prompt_id,score\na,0.1\na,NaN\n", "row 2 (from 1", "NaN"),
+        "noprompt.csv": ("prompt_id,score\na,0.1\n,0.2\n", "row 2 (from 1", "missing prompt id"),
         "empty.csv": ("prompt_id,score\n", "no rows"),
         "greedy.csv": ("prompt_id,score,g\na,0.1,0.5\na,0.2,0.6\n", "different values", "'a'"),
     }
@@ -218,7 +218,10 @@ def test_bounds_simultaneous_leak_at_k_and_set_level(table, tmp_path: Path, caps
     np.testing.assert_allclose(
         res["m_mu_simultaneous"], B.simultaneous_upper_bounds(rows, 0.01, metric="m_mu")
     )
-    np.testing.assert_allclose(res["m_bin_simultaneous"], B.simultaneous_upper_bounds(leaks, 0.01))
+    # named as the workflow names it: M_bin of score >= 0.5
+    np.testing.assert_allclose(
+        res["m_bin_ge_0.5_simultaneous"], B.simultaneous_upper_bounds(leaks, 0.01)
+    )
     np.testing.assert_allclose(res["leak_at_1"], [r.mean() for r in leaks])
     np.testing.assert_allclose(res["leak_at_1_upper"], res["m_bin_ge_0.5"])
     sets = pl.read_csv(set_out)

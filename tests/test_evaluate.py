@@ -210,6 +210,272 @@ def test_bad_inputs_fail_before_any_job(zoo, tmp_path, capsys):
     assert not out.exists(), "an error before any job writes nothing"
 
 
+# ---- issue 43: every row of its table is caught before any job (in-process, nothing written) -------
+
+
+def _refused(capsys, tmp_path: Path, *args) -> str:
+    """The error of a call that must stop before any job and write nothing to --out."""
+    out = tmp_path / "out"
+    rc = _evaluate(*args, "--out", out)
+    err = capsys.readouterr().err
+    assert rc == 2, err[-3000:]
+    assert not out.exists(), "a check that fails writes nothing to --out"
+    return err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--n", "0", "--n 0: expected an integer >= 1"),
+        ("--top-p", "0", "--top-p 0: expected a number in (0, 1]"),
+        ("--temperature", "-1", "--temperature -1: expected a number >= 0"),
+        ("--max-new-tokens", "0", "--max-new-tokens 0: expected an integer >= 1"),
+        ("--batch-size", "0", "--batch-size 0: expected an integer >= 1"),
+    ],
+    ids=["n", "top-p", "temperature", "max-new-tokens", "batch-size"],
+)
+def test_sampling_options_are_checked_before_any_job(
+    zoo, tmp_path, capsys, option, value, expected
+):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], option, value
+    )
+    assert expected in err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--leak-threshold", "2", "--leak-threshold 2: expected a number in (0, 1]"),
+        ("--alpha", "0", "--alpha 0: expected a number in (0, 0.5]"),
+        ("--alpha", "0.7", "--alpha 0.7: expected a number in (0, 0.5]"),
+    ],
+    ids=["leak-threshold-2", "alpha-0", "alpha-0.7"],
+)
+def test_bound_options_are_checked_before_any_sampling(
+    zoo, tmp_path, capsys, option, value, expected
+):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], option, value
+    )
+    assert expected in err
+
+
+def test_a_cuda_device_without_cuda_is_refused(zoo, tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    common = ("--model", f"a={zoo['a']}", "--data", zoo["data"])
+    err = _refused(capsys, tmp_path, *common, "--device", "cuda")
+    assert "--device cuda: no CUDA device" in err and "--device cpu" in err
+    err = _refused(capsys, tmp_path, *common, "--device", "gpu0")
+    assert "--device 'gpu0': expected auto, cpu, cuda or cuda:N" in err
+
+
+def test_chunk_size_zero_is_refused(zoo, tmp_path, capsys):
+    common = ("--model", f"a={zoo['a']}", "--data", zoo["data"])
+    err = _refused(capsys, tmp_path, *common, "--chunk-size", "0")
+    assert "--chunk-size 0: expected an integer >= 1" in err
+    for option in ("--threads", "--cores"):  # beside the table: the other counts
+        assert f"{option} 0: expected an integer >= 1" in _refused(
+            capsys, tmp_path, *common, option, "0"
+        )
+
+
+def test_empty_and_semicolon_separated_csv_name_the_file_and_row(zoo, tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(DataError, match=r"empty\.csv: empty file; expected a header row"):
+        read_user_data(empty)
+    semi = tmp_path / "semi.csv"
+    semi.write_text("question;answer\nWho wrote it, and when?;Alice, in 1990\n")
+    with pytest.raises(DataError, match=r"semi\.csv: the header is ';'-separated"):
+        read_user_data(semi)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("question,answer\nQ1?,A1\nQ2?,A2,extra\n")
+    with pytest.raises(DataError, match=r"ragged\.csv: row 2: 3 fields, the header has 2"):
+        read_user_data(ragged)
+    err = _refused(capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", semi)
+    assert "semi.csv: the header is ';'-separated" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("Q: A:", "--template 'Q: A:': no {question} in it"),
+        ("{answer} {question}", "--template '{answer} {question}': unknown field {answer}"),
+        ("chat", "--template chat: model 'a' has no chat template"),
+    ],
+    ids=["no-question", "other-field", "chat-without-one"],
+)
+def test_a_template_without_question_is_refused(zoo, tmp_path, capsys, template, expected):
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--data", zoo["data"], "--template", template
+    )
+    assert expected in err
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_model_names_dot_and_dotdot_are_refused(zoo, tmp_path, capsys, name):
+    err = _refused(capsys, tmp_path, "--model", f"{name}={zoo['a']}", "--data", zoo["data"])
+    assert f"model name {name!r}: expected letters, digits" in err and "not starting with" in err
+
+
+def test_keyword_only_data_reports_no_rouge_row(tmp_path):
+    """Scorers that do not apply are not computed: keyword-only data has no ROUGE-L row."""
+    from probunlearn.evaluate.summary import model_rows
+    from probunlearn.steps.score import applicable_scorers, score_samples, summarize_scores
+
+    csv = tmp_path / "kw.csv"
+    csv.write_text("id,question,keywords\nq1,What is the code?,alpha;beta\nq2,And the key?,gamma\n")
+    rows = read_user_data(csv)
+    assert [s.name for s in applicable_scorers(rows)] == ["keyword_leak"]
+    texts = ["it is alpha", "no idea", "gamma!", "nothing"]
+    samples = pl.DataFrame(
+        {
+            "id": ["q1", "q1", "q1", "q2", "q2", "q2"],
+            "sample": [-1, 0, 1, -1, 0, 1],
+            "greedy": [True, False, False, True, False, False],
+            "temperature": [0.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+            "n_tokens": [3] * 6,
+            "text": [texts[0], texts[0], texts[1], texts[3], texts[2], texts[3]],
+        }
+    )
+    scores = score_samples(samples, rows)
+    assert "rougeL_recall" not in scores.columns
+    out = {k: str(tmp_path / f"{k}.parquet") for k in ("scores", "bounds")}
+    summarize_scores(
+        scores, out["scores"], out["bounds"], str(tmp_path / "m.csv"), model="m", method="",
+        split="", evalset="kw", setting="sampled", alpha=0.01, bins=100, rho=2.0,
+        leak_threshold=0.5,
+    )  # fmt: skip
+    summary = model_rows("m", "id", "kw", pl.read_parquet(out["bounds"]), 0.5)
+    assert [r["score"] for r in summary] == ["keyword_leak"]
+    assert summary[0]["leak"] == "keyword_leak = 1"
+
+
+def test_a_typo_through_a_symlink_is_reported_as_typed(zoo, tmp_path, capsys):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    model = ("--model", f"a={zoo['a']}")
+    err = _refused(
+        capsys, tmp_path, *model, "--benchmark", "tofu:forget01", "--data-dir", link / "sharedd"
+    )
+    assert f"--data-dir {link / 'sharedd'}: no such directory" in err and str(real) not in err
+    err = _refused(capsys, tmp_path, *model, "--data", link / "q.jsonl")
+    assert f"--data {link / 'q.jsonl'}: no such file" in err and str(real) not in err
+
+
+def test_one_checkpoint_under_two_names_is_teacher_forced_once(zoo, tmp_path):
+    """The same checkpoint as --model and --original: one teacher-forcing job, read under both
+    names, and a warning that DCUE and the comparison compare it with itself."""
+    from probunlearn.cli.evaluate import build_config
+
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", QUESTIONS[:3])
+    args = _namespace(model=[f"a={zoo['a']}"], original=f"o={zoo['a']}", data=zoo["data"])
+    args.holdout = holdout
+    plan = Plan(build_config(args))
+    plan.check()
+    assert plan.model_pattern("evaluate") == "a"
+    assert plan.dcue_inputs("a")["orig_forget"] == plan.paths.logprobs("a", "questions")
+    assert plan.dcue_inputs("a")["orig_val"] == plan.paths.logprobs("a", "holdout")
+    (warning,) = plan.warnings()
+    assert "--original 'o' is the same checkpoint as --model 'a'" in warning
+    assert "compare it with itself" in warning
+
+
+def test_summary_lists_earlier_models_unless_narrowed(zoo, tmp_path):
+    """A model of an earlier call is listed where its results are this call's data and settings
+    (the results key) and its files are there; --summary this lists only this call's models."""
+    from probunlearn.cli.evaluate import RECORD, prepare
+
+    out = tmp_path / "out"
+    args = _namespace(model=[f"a={zoo['a']}"], data=zoo["data"], out=out)
+    _, plan, notes = prepare(args)
+    assert plan.summary_models() == ["a"] and not notes[1:]
+    spec = {"role": "evaluated", "source": str(zoo["b"]), "revision": None, "base": None,
+            "identity": "sha256:b"}  # fmt: skip
+    record = {"old": {**spec, "key": plan.results_key()}, "other": {**spec, "key": "sha256:x"}}
+    (out / RECORD).parent.mkdir(parents=True, exist_ok=True)
+    (out / RECORD).write_text(json.dumps(record))
+    for f in plan.result_paths("old"):
+        (out / f).parent.mkdir(parents=True, exist_ok=True)
+        (out / f).write_text("")
+    _, plan, notes = prepare(args)
+    assert plan.summary_models() == ["old", "a"] and plan.summary_specs()["old"] == spec
+    assert "1 model(s) evaluated earlier" in notes[-1] and notes[-1].endswith(": other")
+    args.summary = "this"
+    _, plan, notes = prepare(args)
+    assert plan.summary_models() == ["a"] and "previous" not in plan.ev
+    args.summary, args.n = "all", 13  # other settings: the earlier results are not this call's
+    _, plan, notes = prepare(args)
+    assert plan.summary_models() == ["a"] and notes[-1].endswith(": old, other")
+
+
+def test_small_n_warning_names_the_n_that_reaches_the_width():
+    from probunlearn.evaluate.plan import small_n_warning
+
+    w = small_n_warning(32, 0.01, 0.15)
+    assert "no M_gen can be below 0.268" in w and "M_bin with no leak at all is 0.134" in w
+    assert f"--n {bounds.samples_needed(0.15, 0.01)} brings that floor to 0.15" in w
+    assert "0.438" in small_n_warning(8, 0.01, 0.15)  # M_bin of 0 leaks in 8: 1 - 0.01^(1/8)
+    assert small_n_warning(128, 0.01, 0.15) is None and small_n_warning(128, 0.01, 0.1) is not None
+    # the floor is M_gen's when nothing exceeds t
+    x = np.zeros((1, 32))
+    assert float(bounds.general_leakage_bound(x, 0.5, 0.01)[0]) == pytest.approx(0.2682, abs=1e-4)
+
+
+def test_template_names_agree_with_the_sampler():
+    from probunlearn.data import qa
+    from probunlearn.evaluate import environment
+
+    assert (environment.AUTO, environment.CHAT) == (qa.AUTO, qa.CHAT)
+    assert environment.DEFAULT_TEMPLATE == qa.DEFAULT_TEMPLATE
+
+
+def test_an_unresolvable_revision_writes_nothing(zoo, tmp_path, capsys, monkeypatch):
+    """The hub revisions resolve before any local checkpoint's digests are cached in --out."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    err = _refused(
+        capsys, tmp_path, "--model", f"a={zoo['a']}", "--model", "h=org/tiny@v2",
+        "--data", zoo["data"],
+    )  # fmt: skip
+    assert "org/tiny at revision 'v2'" in err
+
+
+def test_help_lists_every_benchmark(capsys):
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for choice in ("tofu:forget01", "hp_qa", "jbb", "muse:knowmem_forget", "muse:verbmem_forget"):
+        assert choice in text
+
+
+def test_quiet_console_shows_the_jobs_and_a_failed_jobs_error(tmp_path):
+    import io
+
+    from probunlearn.evaluate.console import run_quietly
+
+    lines = ["Building DAG of jobs...", "Job stats:", "job      count", "-----  -------",
+             "score        1", "all          1", "total        2", "", "localrule score:",
+             "Finished jobid: 1 (Rule: score)", "1 of 2 steps (50%) done",
+             "Error in rule summary:", "    jobid: 0", "ValueError: boom"]  # fmt: skip
+    script = f"print({chr(10).join(lines)!r}); raise SystemExit(1)"
+    stream = io.StringIO()
+    rc = run_quietly([sys.executable, "-c", script], tmp_path / "logs" / "e.log", stream=stream)
+    text = stream.getvalue()
+    assert rc == 1 and text.splitlines()[:2] == ["2 job(s) to run: score 1", "[1/2] score"]
+    assert "Error in rule summary:\n    jobid: 0\nValueError: boom\n" in text
+    assert "localrule" not in text and f"whole output: {tmp_path / 'logs' / 'e.log'}" in text
+    assert (tmp_path / "logs" / "e.log").read_text().count("\n") == len(lines)
+
+
 # ---- identity ----------------------------------------------------------------------------------------
 
 
@@ -285,12 +551,34 @@ def _jobs(out: Path, *args) -> dict[str, int]:
     return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)}
 
 
-@pytest.mark.slow
-def test_evaluate_end_to_end(zoo, tmp_path):
-    out = tmp_path / "out"
+@pytest.fixture(scope="module")
+def two_models(zoo, tmp_path_factory) -> dict:
+    """The test run: two tiny models (one a LoRA adapter) on the user's own questions; its console
+    output, and a copy of its pages before later calls add models."""
+    import contextlib
+    import io
+    import shutil
+
+    root = tmp_path_factory.mktemp("e2e")
+    out = root / "out"
     models = ["--model", f"a={zoo['a']}", "--model", f"lora={zoo['adapter']}"]
     common = ["--data", zoo["data"], "--leak-threshold", "0.5", "--out", out]
-    assert _evaluate(*models, *common) == 0
+    err, std = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
+        rc = _evaluate(*models, *common)
+    assert rc == 0, err.getvalue()[-3000:]
+    first = root / "first"
+    first.mkdir()
+    for name in ("report.html", "questions.html", "summary.csv", "questions.csv", "config.yaml",
+                 "logs/evaluate.log"):  # fmt: skip
+        shutil.copy(out / name, first / Path(name).name)
+    return {"out": out, "first": first, "models": models, "common": common,
+            "console": err.getvalue() + std.getvalue()}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_evaluate_end_to_end(zoo, two_models):
+    out, models, common = two_models["out"], two_models["models"], two_models["common"]
     summary = pl.read_csv(out / "summary.csv")
     assert summary["model"].to_list() == ["a", "lora"]
     for name in ("a", "lora"):
@@ -311,9 +599,15 @@ def test_evaluate_end_to_end(zoo, tmp_path):
             ("m_bin", "m_bin_ge_0.5"),
         ]:
             assert row[col] == pytest.approx(float(expect[key].mean()), rel=1e-12, abs=1e-15), col
+        # the observed leak rate beside M_bin, the observed P(score > t) beside M_gen
+        assert row["leak_rate"] == pytest.approx(float((mat >= 0.5).mean()))
+        assert row["worst_leak_rate"] == pytest.approx(float((mat >= 0.5).mean(axis=1).max()))
         curve = pl.read_csv(out / "gen_curves.csv").filter(pl.col("model") == name)
         assert curve["m_gen"].to_list() == pytest.approx(
             [float(expect[c].mean()) for c in expect.columns if c.startswith("m_gen_")]
+        )
+        assert curve["empirical"].to_list() == pytest.approx(
+            [float((mat > t).mean()) for t in curve["threshold"]]
         )
         assert pl.read_csv(out / "summary" / f"{name}.csv").height == 1
     ids = pl.read_csv(out / "models.csv")
@@ -347,23 +641,104 @@ def test_evaluate_end_to_end(zoo, tmp_path):
     assert _evaluate(*more, *common) == 0
     stamp = {p: p.stat().st_mtime_ns for p in (out / "samples").rglob("*.parquet")}
 
-    # b's weights changed in place: exactly b's jobs rerun
+    # b's weights changed in place: exactly b's jobs rerun, in a call that names only b, and the
+    # summary still lists the models evaluated before (their results are this data's and settings')
     weights = Path(zoo["b"]) / "model.safetensors"
     import safetensors.torch as st
 
     tensors = st.load_file(weights)
     tensors["model.norm.weight"] = tensors["model.norm.weight"] * 1.5
     st.save_file(tensors, weights, metadata={"format": "pt"})
-    assert _jobs(out, *more, *common[:-2]) == {
+    only_b = ["--model", f"b={zoo['b']}"]
+    assert _jobs(out, *only_b, *common[:-2]) == {
         "sample_shard": 1,
         "score": 1,
         "summary": 1,
         "all": 1,
     }
-    assert _evaluate(*more, *common) == 0
+    assert _evaluate(*only_b, *common) == 0
     changed = {p for p, t in stamp.items() if p.stat().st_mtime_ns != t}
     assert changed == {out / "samples" / "b" / "questions" / "sampled" / "shard-0.parquet"}
     assert pl.read_csv(out / "summary.csv")["model"].to_list() == ["a", "lora", "b"]
+    assert pl.read_csv(out / "questions.csv")["model"].unique(maintain_order=True).to_list() == [
+        "a",
+        "lora",
+        "b",
+    ]
+
+
+def test_evaluate_console_is_quiet(two_models):
+    """One line of plan, the warning of a small n, one line per job done, the outputs' paths;
+    Snakemake's own output is in logs/evaluate.log."""
+    lines = two_models["console"].strip().splitlines()
+    assert lines[0].startswith("probunlearn evaluate: 2 model(s) x 5 prompts of 'questions'")
+    assert (
+        lines[1].startswith("warning: n = 12 samples per prompt is small") and "--n 103" in lines[1]
+    )
+    assert lines[2] == "7 job(s) to run: evalsets 1, sample_shard 2, score 2, summary 1"
+    # two cores: the jobs finish in either order, the count goes up by one
+    done = [line.split("] ") for line in lines[3:10]]
+    assert [d[0] for d in done] == [f"[{k}/7" for k in range(1, 8)]
+    assert sorted(d[1] for d in done) == sorted(
+        ["evalsets", "sample_shard", "sample_shard", "score", "score", "summary", "done"]
+    )
+    assert lines[10].startswith("summary:") and len(lines) == 14
+    assert "localrule sample_shard:" in (two_models["first"] / "evaluate.log").read_text()
+
+
+def test_evaluate_writes_the_configuration_that_ran(two_models):
+    import yaml
+
+    cfg = yaml.safe_load((two_models["first"] / "config.yaml").read_text())
+    ev = cfg["evaluate"]
+    assert ev["template"] == {
+        "requested": "auto",
+        "resolved": {"a": "Question: {question}\nAnswer:", "lora": "Question: {question}\nAnswer:"},
+    }
+    assert ev["device"]["requested"] == "auto" and ev["device"]["resolved"] in ("cpu", "cuda")
+    assert ev["sampling"]["max_new_tokens"] == 6 and ev["sampling"]["n"] == 12
+    assert ev["dtype"] == "float32" and ev["scorers"] == ["rougeL_recall"]
+    import torch
+    import transformers
+
+    assert cfg["versions"]["torch"] == torch.__version__
+    assert cfg["versions"]["transformers"] == transformers.__version__
+
+
+def test_report_tables_have_three_digits_and_a_glossary(two_models):
+    from probunlearn.evaluate.report import GLOSSARY, _generic
+
+    first = two_models["first"]
+    for name in ("summary.csv", "questions.csv"):
+        for column in pl.read_csv(first / name).columns:
+            assert _generic(column) in GLOSSARY, f"{name}: {column} is not in the glossary"
+    html = (first / "report.html").read_text()
+    cells = re.findall(r'<td class="num[^"]*" data-v="[^"]*">([^<]*)</td>', html)
+    assert cells and all(len(c.lstrip("-0.").replace(".", "")) <= 3 for c in cells if "e" not in c)
+    assert "<h2>Glossary</h2>" in html and "<dt>worst_m_bin</dt>" in html
+    assert "forget_quality" not in html.split("<h2>Glossary</h2>")[0], "no empty columns"
+    questions = (first / "questions.html").read_text()
+    assert questions.count("<tr>") == 1 + 10 and 'class="sortable"' in questions
+    m_mu = [float(v) for v in re.findall(r'<td class="num c-m_mu" data-v="([^"]*)">', questions)]
+    assert len(m_mu) == 10 and m_mu == sorted(m_mu, reverse=True), "worst M_mu first"
+    q = pl.read_csv(first / "questions.csv")
+    assert q.height == 10
+    row = q.row(0, named=True)
+    assert row["reference"].startswith("Alice Smith wrote book") and row["sample_3"] is not None
+
+
+def test_report_in_a_headless_browser(two_models):
+    """The report at a 1,280 px window: no horizontal overflow, every figure loaded (Debian's
+    chromium, installed by .ci/run)."""
+    from probunlearn.evaluate import browser
+
+    if browser.chromium() is None:
+        pytest.skip("no chromium here (apt-get install chromium; .ci/run installs it)")
+    for page, figures in (("report.html", 3), ("questions.html", 0)):
+        seen = browser.inspect(two_models["first"] / page, width=1280)
+        assert seen["clientWidth"] == 1280 and seen["scrollWidth"] <= 1280, (page, seen)
+        assert seen["wide"] == [], (page, seen)
+        assert seen["images"] == figures and seen["loaded"] == figures, (page, seen)
 
 
 @pytest.mark.slow
@@ -444,6 +819,11 @@ def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
     ).read_text()
     tofu = pl.read_csv(out / "metrics" / "a" / "tofu.csv")
     assert {"forget_quality", "ks_statistic", "model_utility"} <= set(tofu["metric"])
+    # the report's TOFU breakdown: truth ratio, KS statistic and ROUGE per set
+    report = (out / "report.html").read_text().split("<h2>TOFU per set</h2>")[1].split("<h2>")[0]
+    for column in ("truth_ratio_score", "ks_statistic", "tofu_rougeL_recall", "model_utility"):
+        assert f">{column.replace('_', '_<wbr>')}</th>" in report, column
+    assert report.count("<tr>") == 1 + 5  # forget01, retain, real_authors, world_facts, utility
     # forget quality is the KS test of the two models' truth ratios on the same 40 questions
     plan = Plan(
         {
@@ -528,6 +908,7 @@ def test_evaluate_from_a_wheel_install(zoo, tmp_path, root):
         "4",
         "--out",
         str(out),
+        "--verbose",  # Snakemake's own output, which names the Snakefile
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

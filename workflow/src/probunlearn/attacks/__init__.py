@@ -25,12 +25,14 @@ from typing import Any, ClassVar
 
 import polars as pl
 
+from probunlearn.data.rows import FAMILY_COLUMNS, prompt_column
 from probunlearn.methods import Setting, schema_error
 from probunlearn.registry import Registry
 
 __all__ = [
     "ATTACKS",
     "Attack",
+    "FAMILY_COLUMNS",
     "Family",
     "Inputs",
     "Result",
@@ -49,8 +51,6 @@ __all__ = [
 DATA = ("evalset", "forget", "retain", "holdout")
 #: Separator of a family member's prompt id: ``<row id>::<member>``.
 MEMBER_SEP = "::"
-#: The columns a family's rows add to the eval set's (:class:`Family`).
-FAMILY_COLUMNS = ("base_id", "member", "prompt")
 
 
 @dataclass(frozen=True)
@@ -254,12 +254,6 @@ def member_of(prompt_id: str) -> tuple[str, str]:
             f"prompt id {prompt_id!r} is no family member's id: expected '<id>{MEMBER_SEP}<member>'"
         )
     return base, member
-
-
-def prompt_column(rows: pl.DataFrame) -> str:
-    """The column the sampler takes its prompts from: ``prompt`` in a family's rows
-    (:data:`FAMILY_COLUMNS`), ``question`` in an eval set's."""
-    return "prompt" if set(FAMILY_COLUMNS) <= set(rows.columns) else "question"
 
 
 def attack(name: str) -> Attack:

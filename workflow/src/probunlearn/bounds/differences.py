@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from probunlearn.bounds.per_prompt import FloatArray, as_scores, check_alpha
+from probunlearn.bounds.per_prompt import FloatArray, as_scores, check_alpha, ed_from_moments
 
 STATISTICS = ("mean", "std", "ed")
 
@@ -92,7 +92,7 @@ def _jackknife(x: FloatArray, statistic: str, rho: float) -> tuple[FloatArray, F
     sd_j = np.sqrt(np.maximum((s2 - x * x) / (n - 1) - m_j * m_j, 0.0))
     if statistic == "std":
         return std[:, 0], sd_j
-    return (mean + rho * std)[:, 0], m_j + rho * sd_j
+    return ed_from_moments(mean, std, rho)[:, 0], ed_from_moments(m_j, sd_j, rho)
 
 
 def _pieces(

@@ -414,7 +414,13 @@ def ed_score(x: ArrayLike, rho: float = 2.0) -> Any:
     r = _check_rho(rho)
     x2, is_1d = as_scores(x, check=False)
     _, mean, std, _ = _scan(x2, 0, moments=True, check=(is_1d, "scores"))
-    return _out(mean + r * std, is_1d)
+    return _out(ed_from_moments(mean, std, r), is_1d)
+
+
+def ed_from_moments(mean: Any, std: Any, rho: float = 2.0) -> Any:
+    """The ED score from a sample's mean and (population) standard deviation: ``mean + rho * std``,
+    elementwise (the one formula behind :func:`ed_score` and every table of it)."""
+    return mean + _check_rho(rho) * std
 
 
 def samples_needed(epsilon: float, alpha: float = 0.01, two_sided: bool = False) -> int:
@@ -510,7 +516,7 @@ def summarize(
         "n": np.full(m, n, dtype=np.int64),
         "mean": mean,
         "std": std,
-        "ed": mean + r * std,
+        "ed": ed_from_moments(mean, std, r),
     }
     if g is not None:
         cols["greedy"] = g

@@ -148,7 +148,8 @@ def _read(path: Path) -> pl.DataFrame:
 
 
 def _check_unit_column(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
-    """The column as Float64, or InputError naming the first bad row (0-based data row)."""
+    """The column as Float64, or InputError naming the first bad row (counted from 1 after the
+    header, as ``probunlearn evaluate`` counts them)."""
     raw = df[col]
     if raw.dtype == pl.Boolean:
         raw = raw.cast(pl.Int8)
@@ -164,7 +165,7 @@ def _check_unit_column(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
         if mask.any():
             row = int(mask.arg_true()[0])
             raise InputError(
-                f"{path}: column {col!r} row {row} (0-based, header excluded): "
+                f"{path}: column {col!r} row {row + 1} (from 1, header excluded): "
                 + what.format(raw[row])
             )
     return vals
@@ -215,7 +216,9 @@ def compute(
     nulls = df[prompt_col].is_null()
     if nulls.any():
         row = int(nulls.arg_true()[0])
-        raise InputError(f"{path}: column {prompt_col!r} row {row} (0-based): missing prompt id")
+        raise InputError(
+            f"{path}: column {prompt_col!r} row {row + 1} (from 1, header excluded): missing prompt id"
+        )
     cols = {prompt_col: df[prompt_col], score_col: _check_unit_column(df, score_col, path)}
     if greedy_col:
         cols["__greedy"] = _check_unit_column(df, greedy_col, path)
@@ -263,8 +266,9 @@ def compute(
     extra = {
         "m_mu_simultaneous": bounds.simultaneous_upper_bounds(rows, alpha, metric="m_mu", bins=bins)
     }
-    if leaks is not None:
-        extra["m_bin_simultaneous"] = bounds.simultaneous_upper_bounds(leaks, alpha)
+    if leaks is not None:  # named as the workflow's and evaluate's tables name it
+        key = "m_bin" if leak_threshold is None else bounds.leak_key(leak_threshold)
+        extra[f"{key}_simultaneous"] = bounds.simultaneous_upper_bounds(leaks, alpha)
     if leak_at:
         if leaks is None:
             raise InputError(
@@ -337,7 +341,7 @@ def set_level(
                 "quantity": "worst_prompt_p_leak",
                 "estimate": float(max(r.mean() for r in leaks)),
                 "from_per_prompt_bounds": float(table[key].max()),
-                "set_level_bound": float(table["m_bin_simultaneous"].max()),
+                "set_level_bound": float(table[f"{key}_simultaneous"].max()),
             }
         )
     result = pl.DataFrame(out_rows)

@@ -1,14 +1,19 @@
 """``probunlearn evaluate``: the probabilistic verdict on anyone's checkpoints, through Snakemake.
 
-The command checks every input (models, adapters, data, judge) before any job runs, writes
+The command checks every option and input (numbers, device, template, models, adapters, data,
+judge) before any job runs, writing nothing to ``<out>`` when one is wrong; then it writes
 ``<out>/evaluate.yaml`` and runs the packaged workflow (``probunlearn/evaluate/workflow/Snakefile``)
 in ``<out>``, so every artifact is cached there: a second call with one more model samples only that
-model, and a checkpoint changed in place (its content fingerprint) reruns exactly its jobs.
+model, a checkpoint changed in place (its content fingerprint) reruns exactly its jobs, and the
+summary lists every model evaluated in ``<out>`` so far. The console shows the plan, one line per
+job done and the outputs (Snakemake's own output: ``<out>/logs/evaluate.log``, or ``--verbose``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +25,7 @@ from probunlearn.benchmarks import evaluate_choices
 
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
 FINGERPRINTS = ".probunlearn/fingerprints.json"  # relative to --out, as the Snakefile reads it
+RECORD = ".probunlearn/evaluated.json"  # the models evaluated in --out so far (read_record)
 
 
 class UsageError(ValueError):
@@ -129,6 +135,13 @@ def add_parser(sub: Any) -> None:
         metavar="T",
         help="a leak is a score >= T: M_bin of continuous scores (ROUGE-L)",
     )
+    s.add_argument(
+        "--target-width",
+        type=float,
+        default=0.15,
+        metavar="W",
+        help="warn where n samples cannot bring M_gen below W, with the n that would (0.15)",
+    )
     s.add_argument("--chunk-size", type=int, default=16, help="prompts per sampling job (16)")
     s.add_argument("--batch-size", type=int, default=256, help="rows per forward pass (256)")
     s.add_argument("--seed", type=int, default=0, help="base seed of the samples (0)")
@@ -146,6 +159,19 @@ def add_parser(sub: Any) -> None:
         help="a snakemake profile directory or name, passed through (e.g. a SLURM profile)",
     )
     r.add_argument("--dry-run", action="store_true", help="show the jobs, run nothing")
+    r.add_argument(
+        "--summary",
+        default="all",
+        choices=["all", "this"],
+        help="the summary lists every model evaluated in --out so far (all, default) or only "
+        "this call's models (this)",
+    )
+    r.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Snakemake's own output (default: one line per job done, its output in "
+        "<out>/logs/evaluate.log)",
+    )
     p.set_defaults(func=run)
 
 
@@ -207,7 +233,8 @@ def build_config(args: argparse.Namespace) -> dict:
         spec["base"] = spec["base"] or named_base(spec["source"])
 
     def path(p):
-        return None if p is None else str(Path(p).resolve())
+        # absolute but not resolved: a message names the path as typed, not a link's target
+        return None if p is None else os.path.abspath(os.path.expanduser(p))
 
     return {
         "evaluate": {
@@ -240,6 +267,8 @@ def build_config(args: argparse.Namespace) -> dict:
             "dtype": args.dtype,
             "device": args.device,
             "threads": args.threads,
+            "profile": args.profile,
+            "report": {"target_width": args.target_width, "scope": args.summary},
         }
     }
 
@@ -267,17 +296,76 @@ def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
     return cmd
 
 
+def read_record(out: Path) -> dict[str, dict]:
+    """The models evaluated in ``out`` so far (name → role, source, revision, base, identity and
+    the :meth:`~probunlearn.evaluate.plan.Plan.results_key` of their results), in order."""
+    path = out / RECORD
+    if not path.is_file():
+        return {}
+    try:
+        return dict(json.loads(path.read_text()))
+    except ValueError:
+        return {}
+
+
+def previous_models(plan, out: Path) -> tuple[dict[str, dict], list[str]]:
+    """(the models of earlier calls whose results this call's summary lists, the names of those it
+    cannot list: other data or settings, or files gone)."""
+    key, keep, left = plan.results_key(), {}, []
+    for name, rec in read_record(out).items():
+        if name in plan.models:
+            continue
+        files = [out / f for f in plan.result_paths(name)]
+        if rec.get("key") == key and all(f.is_file() for f in files):
+            keep[name] = {k: rec.get(k) for k in ("role", "source", "revision", "base", "identity")}
+        else:
+            left.append(name)
+    return keep, left
+
+
+def write_record(plan, out: Path) -> None:
+    """Add this call's evaluated models to the record of ``out`` (after a run that succeeded)."""
+    from probunlearn.storage.atomic import write_text
+
+    record, key, specs = read_record(out), plan.results_key(), plan.summary_specs()
+    for name in plan.names("evaluated"):
+        record[name] = {**specs[name], "key": key}
+    write_text(json.dumps(record, indent=1) + "\n", out / RECORD)
+
+
+def prepare(args: argparse.Namespace) -> tuple[dict, Any, list[str]]:
+    """Check every option and input and plan the run, writing nothing: (config, plan, the lines
+    to show before it runs). Raises :class:`UsageError`, a ``PlanError`` or ``DataError``."""
+    from probunlearn.evaluate.plan import Plan
+
+    if args.cores < 1:
+        raise UsageError(f"--cores {args.cores}: expected an integer >= 1")
+    config = build_config(args)
+    # the workflow's own digest cache: a call that changes nothing re-reads no weights
+    plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
+    plan.check(device=True)
+    plan.identities  # noqa: B018 - resolve every model now: an unreachable revision fails here
+    notes = [f"warning: {w}" for w in plan.warnings()]
+    if args.summary == "all":
+        previous, left = previous_models(plan, args.out)
+        if previous:
+            config["evaluate"]["previous"] = previous
+            plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
+        if left:
+            notes.append(
+                f"note: {len(left)} model(s) evaluated earlier in {args.out} are not in the "
+                f"summary (other data or settings): {', '.join(left)}"
+            )
+    return config, plan, notes
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``probunlearn evaluate``; returns the exit status."""
-    from probunlearn.evaluate.plan import Plan
+    from probunlearn.evaluate.console import run_quietly
     from probunlearn.storage.atomic import write_text
 
     try:
-        config = build_config(args)
-        # the workflow's own digest cache: a call that changes nothing re-reads no weights
-        plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
-        plan.check()
-        plan.identities  # noqa: B018 - resolve every model now: an unreachable revision fails here
+        config, plan, notes = prepare(args)
     except (ValueError, RuntimeError) as e:
         print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
         return 2
@@ -287,13 +375,28 @@ def run(args: argparse.Namespace) -> int:
     configfile = write_text(yaml.safe_dump(config, sort_keys=False), args.out / name)
     ev = config["evaluate"]
     rows = plan.sets[plan.sampled_set].height
+    earlier = len(plan.previous)
     print(
-        f"probunlearn evaluate: {len(plan.names('evaluated'))} model(s) x {rows} prompts of "
-        f"{plan.sampled_set!r} x (1 greedy + {ev['sampling']['n']} samples), in "
-        f"{len(plan.shards())} shard(s) per model; results in {args.out}",
+        f"probunlearn evaluate: {len(plan.names('evaluated'))} model(s)"
+        + (f" (+{earlier} evaluated earlier)" if earlier else "")
+        + f" x {rows} prompts of {plan.sampled_set!r} x (1 greedy + {ev['sampling']['n']} "
+        f"samples), in {len(plan.shards())} shard(s) per model; results in {args.out}",
         file=sys.stderr,
     )
-    rc = subprocess.call(snakemake_command(args, configfile))
+    for line in notes:
+        print(line, file=sys.stderr)
+    cmd = snakemake_command(args, configfile)
+    if args.verbose:
+        rc = subprocess.call(cmd)
+    else:
+        rc = run_quietly(cmd, args.out / "logs" / "evaluate.log", dry_run=args.dry_run)
     if rc == 0 and not args.dry_run:
-        print(f"summary: {args.out / 'summary.csv'}\nreport:  {args.out / 'report.html'}")
+        write_record(plan, args.out)
+        out = args.out
+        print(
+            f"summary:   {out / 'summary.csv'}\n"
+            f"report:    {out / 'report.html'}\n"
+            f"questions: {out / 'questions.html'}\n"
+            f"config:    {out / 'config.yaml'} (what ran)"
+        )
     return rc

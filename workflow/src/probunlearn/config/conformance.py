@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from probunlearn.config import effective_config, load_yaml, overlay_of
+from probunlearn.storage.atomic import write_text
 
 TABLE = Path("workflow/defaults/conformance.yaml")
 _ABSENT = object()
@@ -189,10 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("path", nargs="?", default="docs/conformance.md", help="the file to write")
     path = Path(ap.parse_args(sys.argv[1:] if argv is None else argv).path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render_markdown())
-    tmp.replace(path)
+    write_text(render_markdown(), path)
     return 0
 
 

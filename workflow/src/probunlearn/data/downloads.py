@@ -26,12 +26,13 @@ import os
 import shutil
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from probunlearn.data import readers
+from probunlearn.storage.atomic import atomic_write
 from probunlearn.storage.remote import OfflineError, hub_file
 
 __all__ = [
@@ -204,19 +205,16 @@ def _verified(path: Path, spec: RemoteFile) -> bool:
     return True
 
 
-def _tmp_beside(dest: Path) -> Path:
-    return dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+def _install(
+    dest: Path, write: Callable[[Path], None], sha256: str | None, rows: int | None, label: str
+) -> Path:
+    """Write ``dest`` atomically (:func:`probunlearn.storage.atomic.atomic_write`), verified before
+    it is renamed into place; a file that does not verify is deleted."""
 
+    def check(tmp: Path) -> None:
+        verify(tmp, sha256=sha256, rows=rows, name=dest.name, label=label)
 
-def _install(tmp: Path, dest: Path, spec_sha: str | None, rows: int | None, label: str) -> Path:
-    """Verify ``tmp`` and rename it to ``dest``; delete it when it does not verify."""
-    try:
-        verify(tmp, sha256=spec_sha, rows=rows, name=dest.name, label=label)
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return dest
+    return atomic_write(dest, write, check)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -252,20 +250,19 @@ def fetch_url(
             return dest
         except VerificationError:
             pass  # stale or corrupted: download again
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_beside(dest)
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, tmp.open("wb") as f:
-            shutil.copyfileobj(resp, f)
-    except Exception as e:
-        if tmp.exists():
-            tmp.unlink()
-        if _offline_url(e):
-            raise OfflineError(
-                f"cannot download {url} ({e}): put the file at {dest} by hand"
-            ) from e
-        raise
-    return _install(tmp, dest, sha256, rows, f"{dest} (downloaded from {url})")
+
+    def download(tmp: Path) -> None:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp, tmp.open("wb") as f:
+                shutil.copyfileobj(resp, f)
+        except Exception as e:
+            if _offline_url(e):
+                raise OfflineError(
+                    f"cannot download {url} ({e}): put the file at {dest} by hand"
+                ) from e
+            raise
+
+    return _install(dest, download, sha256, rows, f"{dest} (downloaded from {url})")
 
 
 def fetch_hub_file(
@@ -296,14 +293,15 @@ def fetch_hub_file(
         cached = hub_file(repo_id, filename, revision=revision, repo_type=repo_type)
     except OfflineError as e:
         raise OfflineError(f"{e}: put the file at {dest} by hand") from e
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_beside(dest)
-    if json_columns:
-        parquet_to_json(cached, tmp, json_columns)
-    else:
-        shutil.copyfile(cached, tmp)
+
+    def copy(tmp: Path) -> None:
+        if json_columns:
+            parquet_to_json(cached, tmp, json_columns)
+        else:
+            shutil.copyfile(cached, tmp)
+
     return _install(
-        tmp, dest, sha256, rows, f"{dest} (from {repo_id}/{filename} at revision {revision})"
+        dest, copy, sha256, rows, f"{dest} (from {repo_id}/{filename} at revision {revision})"
     )
 
 
@@ -325,10 +323,13 @@ def parquet_to_json(
 
 
 def _copy_local(src: Path, dest: Path, spec: RemoteFile) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_beside(dest)
-    shutil.copyfile(src, tmp)
-    return _install(tmp, dest, spec.sha256, spec.rows, f"{src} (copied to {dest})")
+    return _install(
+        dest,
+        lambda tmp: shutil.copyfile(src, tmp),
+        spec.sha256,
+        spec.rows,
+        f"{src} (copied to {dest})",
+    )
 
 
 # --------------------------------------------------------------------------------------------------------

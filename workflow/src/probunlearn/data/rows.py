@@ -29,6 +29,16 @@ SCHEMA = {
 }
 
 
+FAMILY_COLUMNS = ("base_id", "member", "prompt")
+"""The columns a prompt family's rows add to an eval set's (:class:`probunlearn.attacks.Family`)."""
+
+
+def prompt_column(rows: pl.DataFrame) -> str:
+    """The column the sampler takes its prompts from: ``prompt`` in a prompt family's rows
+    (:data:`FAMILY_COLUMNS`), ``question`` in an eval set's."""
+    return "prompt" if set(FAMILY_COLUMNS) <= set(rows.columns) else "question"
+
+
 def make_row(
     *,
     id: str,

@@ -36,23 +36,42 @@ def summarize(
     rho: float = 2.0,
     original: str | None = None,
     original_scores: str | None = None,
+    samples_paths: Mapping[str, Sequence[str]] | None = None,
+    rows_path: str | None = None,
+    resolved: Mapping | None = None,
+    warnings: Sequence[str] = (),
+    breakdown_paths: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
-    """Rule summary: the summary tables, the figures, the models' identities, the effective config and
-    the HTML report. ``models``: name → ``{role, source, revision, base, identity}``; ``score``: the
-    column the figures show; ``out``: summary, curves, comparison, models, config, gen_curves,
-    greedy_vs_sampled, worst_prompt (PNG) and report. ``original``, ``original_scores``: the model
-    before unlearning and its scores: ``comparison`` holds every evaluated model against it (model -
-    original over the same prompts, intervals at 1 - alpha; no rows without an original)."""
+    """Rule summary: the summary tables, the figures, the models' identities, the effective config,
+    the per-question view and the HTML report. ``models``: name → ``{role, source, revision, base,
+    identity}`` (the summary lists those of ``bounds_paths``, in its order: this call's and earlier
+    calls' evaluated models); ``score``: the column the figures and the per-question page show;
+    ``out``: summary, curves, comparison, questions_csv, models, config, gen_curves,
+    greedy_vs_sampled, worst_prompt (PNG), report and questions (HTML). ``original``,
+    ``original_scores``: the model before unlearning and its scores: ``comparison`` holds every
+    listed model against it (model - original over the same prompts, intervals at 1 - alpha; no
+    rows without an original). ``samples_paths`` (name → shards) and ``rows_path`` (the sampled
+    set): the answers' texts and questions of the per-question view; ``resolved``: the template,
+    max_new_tokens, stops and TOFU settings that ran (the effective config); ``warnings``: the
+    plan's (:meth:`probunlearn.evaluate.plan.Plan.warnings`); ``breakdown_paths``: name → TOFU's
+    metric files (:meth:`probunlearn.evaluate.plan.Plan.breakdown_paths`), the report's breakdown."""
     import polars as pl
     import yaml
 
     from probunlearn.evaluate import report
-    from probunlearn.evaluate.summary import comparison_rows, write_summary
+    from probunlearn.evaluate.environment import effective_config
+    from probunlearn.evaluate.summary import (
+        COMPARISON_COLUMNS,
+        comparison_rows,
+        question_rows,
+        write_summary,
+    )
+    from probunlearn.metrics.table import read_metrics
     from probunlearn.storage.atomic import write_csv, write_text
 
-    evaluated = {n: m["identity"] for n, m in models.items() if n in bounds_paths}
+    listed = [n for n in models if n in bounds_paths]
     summary = write_summary(
-        models=evaluated,
+        models={n: models[n]["identity"] for n in listed},
         evalset=evalset,
         bounds_paths=bounds_paths,
         metrics_paths=metrics_paths,
@@ -61,25 +80,66 @@ def summarize(
         out_summary=out["summary"],
         out_per_model=out_per_model,
         out_curves=out["curves"],
+        scores_paths=scores_paths,
     )
     table = report.write_models([{"name": n, **m} for n, m in models.items()], out["models"])
-    config_text = yaml.safe_dump(dict(config), sort_keys=False)
+    resolved = dict(resolved or {})
+    scores = {n: pl.read_parquet(scores_paths[n]) for n in listed}
+    scorers = [c for c in next(iter(scores.values())).columns if c in summary["score"].to_list()]
+    effective = effective_config(
+        config,
+        models={n: m for n, m in models.items() if n in listed or m["role"] != "evaluated"},
+        evalset=evalset,
+        template=resolved.get("template", config["evaluate"]["sampling"]["template"]),
+        max_new_tokens=resolved.get("max_new_tokens"),
+        stops=resolved.get("stops", []),
+        scorers=scorers,
+        tofu=resolved.get("tofu"),
+    )
+    config_text = (
+        "# the configuration that ran (probunlearn evaluate); the request is evaluate.yaml\n"
+        + yaml.safe_dump(effective, sort_keys=False, allow_unicode=True)
+    )
     write_text(config_text, out["config"])
-    per_prompt = {n: pl.read_parquet(bounds_paths[n]) for n in evaluated}
-    report.plot_gen_curves(pl.read_csv(out["curves"]), score, out["gen_curves"])
+    per_prompt = {n: pl.read_parquet(bounds_paths[n]) for n in listed}
+    curves = pl.read_csv(out["curves"])
+    report.plot_gen_curves(curves, score, out["gen_curves"])
     report.plot_greedy_vs_sampled(per_prompt, score, out["greedy_vs_sampled"])
-    scores = {n: pl.read_parquet(scores_paths[n]) for n in evaluated}
     report.plot_worst_prompt(scores, per_prompt, score, out["worst_prompt"])
     orig = None if original is None else pl.read_parquet(original_scores)
     comparison = (
         comparison_rows(original or "", orig, scores, alpha, rho) if orig is not None else None
     )
     if comparison is None:
-        from probunlearn.evaluate.summary import COMPARISON_COLUMNS
-
         comparison = pl.DataFrame(schema=dict.fromkeys(COMPARISON_COLUMNS, pl.String))
     if "comparison" in out:
         write_csv(comparison, out["comparison"])
+    questions = None
+    if samples_paths is not None and rows_path is not None:
+        rows = pl.read_parquet(rows_path)
+        questions = pl.concat(
+            [
+                question_rows(
+                    n,
+                    rows,
+                    pl.concat([pl.read_parquet(p) for p in samples_paths[n]]),
+                    scores[n],
+                    per_prompt[n],
+                    score,
+                    leak_threshold,
+                )
+                for n in listed
+            ],
+            how="diagonal_relaxed",
+        )
+        if "questions_csv" in out:
+            write_csv(questions, out["questions_csv"])
+    tofu = {
+        n: pl.concat([read_metrics(p) for p in (breakdown_paths or {})[n]], how="diagonal_relaxed")
+        for n in listed
+        if (breakdown_paths or {}).get(n)
+    }
+    n_samples = int(summary["n"].min()) if summary.height else 0
     report.write_report(
         summary=summary,
         models=table,
@@ -92,4 +152,13 @@ def summarize(
         alpha=alpha,
         out_html=out["report"],
         comparison=comparison if comparison.height else None,
+        curves=curves,
+        tofu=tofu,
+        warnings=list(warnings),
+        evalset=evalset,
+        score=score,
+        n=n_samples,
+        questions_href="questions.html" if "questions" in out else None,
     )
+    if questions is not None and "questions" in out:
+        report.write_questions(questions, out["questions"], evalset=evalset, score=score)

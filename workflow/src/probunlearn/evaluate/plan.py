@@ -10,7 +10,12 @@ The config (``evaluate:`` section, written by the CLI to ``<out>/evaluate.yaml``
   (a local copy laid out like ../shared/data), or ``file`` (the user's question set) with an optional
   ``holdout`` file (DCUE's D_v); ``judge`` (``refusal`` or ``harmbench``, for requests) and
   ``judge_model``.
-- ``sampling``, ``bounds``, ``dtype``, ``device``, ``threads``.
+- ``sampling``, ``bounds``, ``dtype``, ``device``, ``threads``, ``profile`` (a Snakemake profile: the
+  jobs run elsewhere, so the device is not checked here);
+- ``report``: ``target_width`` (the small-n warning's aim: the n at which no M_gen need exceed it)
+  and ``scope`` (``all``: the summary lists every model evaluated in ``--out`` so far, ``this``:
+  only this call's); ``previous``: the models of earlier calls whose results this call's summary
+  lists (written by the CLI from ``.probunlearn/evaluated.json``, :func:`results_key` equal).
 
 :class:`Plan` answers what the Snakefile asks: which sets, how many shards, which models get which jobs,
 and every model's identity (:func:`probunlearn.storage.checkpoints.identity`: adapter and base together).
@@ -18,8 +23,12 @@ and every model's identity (:func:`probunlearn.storage.checkpoints.identity`: ad
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import numbers
 import re
+import string
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -35,13 +44,152 @@ from probunlearn.scoring.base import primary
 from probunlearn.storage import checkpoints
 
 ROLES = ("evaluated", "reference", "original")
+FLAGS = {"evaluated": "--model", "reference": "--reference", "original": "--original"}
 DEFAULT_MAX_NEW_TOKENS = 64
+DEFAULT_TARGET_WIDTH = 0.15
 JUDGES = ("refusal", "harmbench")
-NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+DTYPES = ("float32", "bfloat16", "float16")
+TOFU_FORMATS = ("phi", "llama2")
+SCOPES = ("all", "this")
+NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+NAME_RULE = "expected letters, digits, '_', '.', '-', not starting with '.' or '-'"
 
 
 class PlanError(ValueError):
     """An evaluation that cannot run as asked; the message names the model, file or option."""
+
+
+def _show(value: object) -> str:
+    """A value as the user typed it: ``0``, ``0.7``, ``-1``."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _integer(value: object, option: str, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise PlanError(f"{option} {_show(value)}: expected an integer >= {minimum}")
+
+
+def _number(value: object, option: str, ok, expected: str) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not ok(float(value))
+    ):
+        raise PlanError(f"{option} {_show(value)}: expected {expected}")
+
+
+def check_options(ev: Mapping) -> None:
+    """Every number and choice of the config, before any data is read or any model hashed; the
+    message names the command-line option and what it expects (a section the config lacks is
+    not checked here: the CLI writes every one)."""
+    if "sampling" in ev:
+        _check_sampling(ev["sampling"])
+    if "bounds" in ev:
+        _check_bounds(ev["bounds"])
+    _check_running(ev)
+
+
+def _check_sampling(sp: Mapping) -> None:
+    _integer(sp["n"], "--n")
+    _number(sp["top_p"], "--top-p", lambda v: 0 < v <= 1, "a number in (0, 1]")
+    _number(
+        sp["temperature"], "--temperature", lambda v: v >= 0, "a number >= 0 (0: greedy samples)"
+    )
+    if sp.get("max_new_tokens") is not None:
+        _integer(sp["max_new_tokens"], "--max-new-tokens")
+    _integer(sp["chunk_size"], "--chunk-size")
+    _integer(sp["batch_size"], "--batch-size")
+    _integer(sp.get("base_seed", 0), "--seed", 0)
+    check_template(sp["template"])
+
+
+def _check_bounds(bd: Mapping) -> None:
+    _number(bd["alpha"], "--alpha", lambda v: 0 < v <= 0.5, "a number in (0, 0.5]")
+    if bd.get("leak_threshold") is not None:
+        _number(
+            bd["leak_threshold"], "--leak-threshold", lambda v: 0 < v <= 1, "a number in (0, 1]"
+        )
+    _integer(bd.get("bins", 100), "bounds.bins")
+    _number(bd.get("rho", 2.0), "bounds.rho", lambda v: v >= 0, "a number >= 0")
+
+
+def _check_running(ev: Mapping) -> None:
+    if ev.get("threads") is not None:
+        _integer(ev["threads"], "--threads")
+    if ev.get("dtype", "float32") not in DTYPES:
+        raise PlanError(f"--dtype {ev['dtype']!r}: expected one of {', '.join(DTYPES)}")
+    if ev.get("tofu_format", "phi") not in TOFU_FORMATS:
+        raise PlanError(
+            f"--tofu-format {ev['tofu_format']!r}: expected one of {', '.join(TOFU_FORMATS)}"
+        )
+    from probunlearn.evaluate.environment import DEVICE
+
+    if not isinstance(ev.get("device", "auto"), str) or not DEVICE.match(ev.get("device", "auto")):
+        raise PlanError(f"--device {ev['device']!r}: expected auto, cpu, cuda or cuda:N (or mps)")
+    rep = ev.get("report") or {}
+    _number(
+        rep.get("target_width", DEFAULT_TARGET_WIDTH),
+        "--target-width",
+        lambda v: 0 < v < 1,
+        "a number in (0, 1)",
+    )
+    if rep.get("scope", "all") not in SCOPES:
+        raise PlanError(f"--summary {rep['scope']!r}: expected one of {', '.join(SCOPES)}")
+
+
+def check_template(template: object) -> None:
+    """A prompt template: ``auto``, ``chat`` or a ``str.format`` text whose one field is
+    ``{question}``."""
+    from probunlearn.evaluate.environment import AUTO, CHAT, DEFAULT_TEMPLATE
+
+    if template in (AUTO, CHAT):
+        return
+    if not isinstance(template, str):
+        raise PlanError(f"--template {template!r}: expected text with {{question}}")
+    hint = (
+        f"expected a template with {{question}} (e.g. {DEFAULT_TEMPLATE!r}), 'chat' or "
+        "'auto'; write a literal brace as {{ or }}"
+    )
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as e:
+        raise PlanError(f"--template {template!r}: {e}; {hint}") from e
+    other = [f for f in fields if f != "question"]
+    if other:
+        raise PlanError(
+            f"--template {template!r}: unknown field {{{other[0]}}}; only {{question}} is filled "
+            f"in; {hint}"
+        )
+    if "question" not in fields:
+        raise PlanError(
+            f"--template {template!r}: no {{question}} in it, so every prompt would be the same "
+            f"text; {hint}"
+        )
+
+
+def dkw_floor(n: int, alpha: float) -> float:
+    """The smallest M_gen n samples can give (the one-sided DKW band's half-width)."""
+    return math.sqrt(math.log(1 / alpha) / (2 * n))
+
+
+def small_n_warning(n: int, alpha: float, width: float = DEFAULT_TARGET_WIDTH) -> str | None:
+    """A warning where n samples per prompt cannot bring M_gen below ``width`` (None: they can),
+    with the n that would (:func:`probunlearn.bounds.samples_needed`)."""
+    from probunlearn import bounds
+
+    floor = dkw_floor(n, alpha)
+    if floor <= width:
+        return None
+    need = bounds.samples_needed(width, alpha)
+    zero = 1 - alpha ** (1 / n)  # Clopper-Pearson's upper bound with no leak in n samples
+    return (
+        f"n = {n} samples per prompt is small: at alpha = {alpha:g} no M_gen can be below "
+        f"{floor:.3g} (M_mu not much below), and M_bin with no leak at all is {zero:.3g}; "
+        f"--n {need} brings that floor to {width:g} (probunlearn.bounds.samples_needed)"
+    )
 
 
 def benchmark_of(choice: str) -> Benchmark:
@@ -102,15 +250,18 @@ class Plan:
         return benchmark_of(choice) if choice else None
 
     @property
+    def benchmark_template(self) -> str | None:
+        """The benchmark's own prompt template (MUSE's few-shot prefix, bare prompt), else None."""
+        bench, choice = self.benchmark, self.data.get("benchmark")
+        if bench is None:
+            return None
+        return bench.evaluate_template(choice, benchmark_source(choice, self.data.get("data_dir")))
+
+    @property
     def template(self) -> str:
         """The prompt template: the benchmark's own where it has one (MUSE's few-shot prefix, bare
         prompt), else the config's (``auto``: the model's chat template where it has one)."""
-        bench, choice = self.benchmark, self.data.get("benchmark")
-        own = None
-        if bench is not None:
-            own = bench.evaluate_template(
-                choice, benchmark_source(choice, self.data.get("data_dir"))
-            )
+        own = self.benchmark_template
         return self.ev["sampling"]["template"] if own is None else own
 
     @property
@@ -144,10 +295,10 @@ class Plan:
 
     def model_pattern(self, rule: str) -> str:
         """The model wildcard of a core rule: the sampled models (the evaluated ones and the
-        original) for sampling and scoring, the evaluated ones for their metrics, every model for
-        teacher forcing (evaluate)."""
-        if rule == "evaluate":
-            names = list(self.models)
+        original) for sampling and scoring, the evaluated ones for their metrics, every checkpoint
+        once for teacher forcing (evaluate; :meth:`teacher_forced`)."""
+        if rule == "evaluate":  # one job per checkpoint, whatever its names and roles
+            names = [n for n in self.models if self.teacher_forced(n) == n]
         elif rule in ("sample_shard", "score"):
             names = self.sampled_models()
         else:
@@ -214,6 +365,16 @@ class Plan:
                 **{k: self.ev[k] for k in ("dtype", "device", "threads")},
             }
         )
+
+    def tofu_settings(self) -> dict | None:
+        """TOFU's encoding and lengths where TOFU's metrics or DCUE's log-probabilities are
+        computed (the effective config's ``tofu``), else None."""
+        from probunlearn.metrics.tofu import tofu_tags
+
+        if not self.logprob_sets:
+            return None
+        fmt = self.ev.get("tofu_format", "phi")
+        return {"format": fmt, **tofu_tags(fmt)}
 
     def tofu_metrics_params(self, name: str) -> dict:
         """TOFU's metrics of a model on the sampled set, over TOFU's first 300 questions."""
@@ -317,13 +478,30 @@ class Plan:
 
     @cached_property
     def identities(self) -> dict[str, str]:
+        """Every model's identity. The hub revisions are resolved first: one that cannot be fails
+        before any local checkpoint's digests are cached (in ``--out``)."""
+        known: dict[tuple[str, str | None], str] = {}
+
+        def ident(source, revision) -> str:
+            key = (str(source), revision)
+            if key not in known:
+                known[key] = checkpoints.identity(source, revision, self.fingerprint_cache)
+            return known[key]
+
+        pairs = [
+            pair
+            for name, m in self.models.items()
+            for pair in ((m["source"], m.get("revision")), (self.base_of(name), None))
+            if pair[0] is not None
+        ]
+        for source, revision in sorted(pairs, key=lambda p: checkpoints.is_local(p[0])):
+            ident(source, revision)
         out = {}
         for name, m in self.models.items():
-            ident = checkpoints.identity(m["source"], m.get("revision"), self.fingerprint_cache)
+            out[name] = ident(m["source"], m.get("revision"))
             base = self.base_of(name)
             if base is not None:
-                ident += " on " + checkpoints.identity(base, None, self.fingerprint_cache)
-            out[name] = ident
+                out[name] += " on " + ident(base, None)
         return out
 
     def base_of(self, name: str) -> str | None:
@@ -344,8 +522,19 @@ class Plan:
         }
 
     # ---- checks -------------------------------------------------------------------------------
-    def check(self) -> None:
-        """Raise :class:`PlanError` (or :class:`DataError`) for any input the run cannot use."""
+    def check(self, *, device: bool = False) -> None:
+        """Raise :class:`PlanError` (or :class:`DataError`) for any input the run cannot use: the
+        options first (:func:`check_options`), then the models, the data and how they go together.
+        ``device``: also check that this machine has the ``--device`` (the CLI does, unless the
+        jobs run elsewhere through a profile; the workflow does not, as its jobs may)."""
+        check_options(self.ev)
+        if device and self.ev.get("profile") is None:
+            from probunlearn.evaluate.environment import DeviceError, check_device
+
+            try:
+                check_device(self.ev.get("device", "auto"))
+            except DeviceError as e:
+                raise PlanError(str(e)) from e
         if not self.names("evaluated"):
             raise PlanError("no model to evaluate: give at least one --model NAME=PATH_OR_HUB_ID")
         for role in ("reference", "original"):
@@ -353,7 +542,7 @@ class Plan:
                 raise PlanError(f"at most one {role} model, got {self.names(role)}")
         for name, m in self.models.items():
             if not NAME.match(name):
-                raise PlanError(f"model name {name!r}: use letters, digits, '_', '.', '-' only")
+                raise PlanError(f"model name {name!r}: {NAME_RULE}")
             if m["role"] not in ROLES:
                 raise PlanError(f"model {name!r}: role {m['role']!r} is not one of {ROLES}")
             if checkpoints.is_local(m["source"]):
@@ -382,6 +571,13 @@ class Plan:
             raise PlanError(f"--data-dir {d['data_dir']}: no such directory")
         if d.get("holdout") and not d.get("file"):
             raise PlanError("--holdout goes with --data FILE (a benchmark brings its own holdout)")
+        for option, key in (("--data", "file"), ("--holdout", "holdout")):
+            if d.get(key) and not Path(d[key]).is_file():
+                what = "a directory, not a file" if Path(d[key]).is_dir() else "no such file"
+                raise PlanError(f"{option} {d[key]}: {what}")
+        if d.get("judge_model") and not Path(d["judge_model"]).exists():
+            raise PlanError(f"--judge-model {d['judge_model']}: no such directory")
+        self._check_chat_template()
         try:
             sets = self.sets
         except (FileNotFoundError, ValueError) as e:
@@ -411,6 +607,125 @@ class Plan:
             )
         if self.original is not None and "holdout" not in sets:
             raise PlanError("--original (DCUE) needs a holdout set: --holdout FILE")
+
+    def _check_chat_template(self) -> None:
+        """``--template chat`` needs a chat template in every model's tokenizer (read from the
+        files of a local model; a hub model's is known only once loaded)."""
+        from probunlearn.evaluate.environment import CHAT, has_chat_template
+
+        if self.ev["sampling"]["template"] != CHAT or self.benchmark_template is not None:
+            return
+        for name, m in self.models.items():
+            if has_chat_template(str(m["source"]), self.base_of(name)) is False:
+                raise PlanError(
+                    f"--template chat: model {name!r} has no chat template (its tokenizer files "
+                    "name none); use --template auto or a template with {question}"
+                )
+
+    def warnings(self) -> list[str]:
+        """What the run will do that may not be what was meant: one checkpoint under several
+        names (teacher-forced once; DCUE or forget quality comparing it with itself), and n too
+        small for a bound of ``--target-width`` (:func:`small_n_warning`)."""
+        out = []
+        for name, first in self.same_checkpoint().items():
+            role, first_role = self.models[name]["role"], self.models[first]["role"]
+            what = {
+                "original": "; DCUE and the comparison with the original compare it with itself",
+                "reference": "; forget quality compares it with itself",
+            }.get(role, "; it is sampled under both names (each its own seeds)")
+            out.append(
+                f"{FLAGS[role]} {name!r} is the same checkpoint as {FLAGS[first_role]} {first!r} "
+                f"({self.identity(name)}): it is teacher-forced once{what}"
+            )
+        n, alpha = int(self.ev["sampling"]["n"]), float(self.ev["bounds"]["alpha"])
+        small = small_n_warning(n, alpha, self.target_width)
+        if small is not None:
+            out.append(small)
+        return out
+
+    @property
+    def target_width(self) -> float:
+        """The bound width the small-n warning aims at (``--target-width``)."""
+        return float((self.ev.get("report") or {}).get("target_width", DEFAULT_TARGET_WIDTH))
+
+    # ---- one checkpoint, several names ----------------------------------------------------------
+    def same_checkpoint(self) -> dict[str, str]:
+        """Each model that is the same checkpoint (identity) as an earlier-named one → that one."""
+        first: dict[str, str] = {}
+        out = {}
+        for name in self.models:
+            ident = self.identity(name)
+            if ident in first:
+                out[name] = first[ident]
+            else:
+                first[ident] = name
+        return out
+
+    def teacher_forced(self, name: str) -> str:
+        """The name under which a model is teacher-forced: the first name of its checkpoint."""
+        return self.same_checkpoint().get(name, name)
+
+    # ---- the summary: this call's models and earlier ones --------------------------------------
+    @property
+    def scope(self) -> str:
+        """``all`` (every model evaluated in ``--out`` so far) or ``this`` (this call's)."""
+        return (self.ev.get("report") or {}).get("scope", "all")
+
+    @property
+    def previous(self) -> dict[str, dict]:
+        """Models of earlier calls that the summary lists (see the module docstring)."""
+        if self.scope == "this":
+            return {}
+        prev = self.ev.get("previous") or {}
+        return {n: dict(m) for n, m in prev.items() if n not in self.models}
+
+    def summary_models(self) -> list[str]:
+        """The models the summary lists: earlier calls' (:attr:`previous`), then this call's."""
+        return list(self.previous) + self.names("evaluated")
+
+    def summary_specs(self) -> dict[str, dict]:
+        """Role, source, revision, base and identity of every model of this call and of the
+        earlier ones the summary lists, in the summary's order (this call's others after)."""
+        out = {n: dict(m) for n, m in self.previous.items()}
+        for n, m in self.models.items():
+            out[n] = {
+                "role": m["role"],
+                "source": str(m["source"]),
+                "revision": m.get("revision"),
+                "base": self.base_of(n),
+                "identity": self.identity(n),
+            }
+        return out
+
+    def results_key(self) -> str:
+        """A digest of everything an evaluated model's results depend on besides the model: the
+        data and its identity, the sampling, scoring, teacher-forcing settings, and the reference
+        and original they were compared with. Equal keys: an earlier call's results of a model are
+        what this call would make of it."""
+        parts = {
+            "data": self.data_identity(),
+            "set": self.sampled_set,
+            "sampling": self.sampling_params("", self.sampled_set, self.SETTING),
+            "score": self.score_params("", self.sampled_set, self.SETTING),
+            "extra": [self.tofu, self.forget_quality, self.dcue],
+            "reference": self.identity(self.reference) if self.forget_quality else None,
+            "original": self.identity(self.original) if self.original else None,
+            "evaluate": self.evaluate_params("") if self.logprob_sets else None,
+        }
+        text = json.dumps(parts, sort_keys=True, default=str)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def result_paths(self, name: str) -> list[str]:
+        """Every file (relative to ``--out``) the summary reads of an evaluated model."""
+        p, s, st = self.paths, self.sampled_set, self.SETTING
+        return [
+            p.scores(name, s, st),
+            p.bounds(name, s, st),
+            p.sampled_metrics(name, s, st),
+            *self.samples_paths(name, s, st),
+            *self.extra_metrics(name),
+            *self.breakdown_paths(name),
+        ]
 
     # ---- job inputs ---------------------------------------------------------------------------
     def data_identity(self) -> str:
@@ -449,20 +764,30 @@ class Plan:
             out.append(self.paths.metrics(name, "dcue"))
         return out
 
+    def breakdown_paths(self, name: str) -> list[str]:
+        """TOFU's metric files of a model for the report's breakdown: its ``tofu`` metrics (truth
+        ratio, KS statistic, forget quality, model utility) and, with TOFU's utility sets, the
+        ROUGE of TOFU's greedy answers per set (rule evaluate's metrics)."""
+        out = [self.paths.metrics(name, "tofu")] if (self.tofu or self.forget_quality) else []
+        if self.tofu:
+            out.append(self.paths.metrics(self.teacher_forced(name), "greedy"))
+        return out
+
     def tofu_inputs(self, name: str) -> dict[str, str]:
         """Inputs of a model's forget quality (with a reference) and model utility (TOFU)."""
-        p, s = self.paths, self.sampled_set
-        out = {"forget": p.logprobs(name, s)}
+        p, s, tf = self.paths, self.sampled_set, self.teacher_forced
+        out = {"forget": p.logprobs(tf(name), s)}
         if self.forget_quality:
-            out["reference"] = p.logprobs(self.reference, s)
+            out["reference"] = p.logprobs(tf(self.reference), s)
         if self.tofu:
-            out.update({u: p.logprobs(name, u) for u in UTILITY_SETS})
-            out["greedy"] = p.metrics(name, "greedy")
+            out.update({u: p.logprobs(tf(name), u) for u in UTILITY_SETS})
+            out["greedy"] = p.metrics(tf(name), "greedy")
         return out
 
     def dcue_inputs(self, name: str) -> dict[str, str]:
         """Inputs of DCUE: the original's and the model's log-probabilities on both sets."""
-        p, s, o = self.paths, self.sampled_set, self.original
+        p, s = self.paths, self.sampled_set
+        o, name = self.teacher_forced(self.original), self.teacher_forced(name)
         return {
             "orig_forget": p.logprobs(o, s),
             "unl_forget": p.logprobs(name, s),

@@ -1,42 +1,179 @@
-"""The figures and the HTML report of an evaluation (one self-contained file, images inline)."""
+"""The figures and the HTML pages of an evaluation (self-contained files, images inline).
+
+``report.html``: the warnings, the summary (bounds beside what was observed), TOFU's and DCUE's
+metrics, the comparison with the original, TOFU's breakdown per set, the figures, a glossary of
+every column, the models and the configuration that ran. ``questions.html``: one row per (model,
+question), sortable by any column. Numbers have three significant digits; columns that nothing
+filled are left out; every table scrolls inside the page, which fits a 1,280 px window.
+"""
 
 from __future__ import annotations
 
 import base64
 import html
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from probunlearn.storage.atomic import atomic_write, write_csv, write_text
 
+#: Every column of the tables the evaluation writes, as the report's glossary explains it.
+GLOSSARY: dict[str, str] = {
+    "model": "The evaluated model's name (--model NAME=...).",
+    "identity": "The checkpoint's content: sha256 over its files (a local directory) or "
+    "hub-id@commit; an adapter's identity includes its base's.",
+    "evalset": "The question set that was sampled (a user's file is named after its stem).",
+    "score": "The per-sample score: rougeL_recall (ROUGE-L recall against the reference answer), "
+    "keyword_leak (1 if the answer holds a keyword), harm / harm_prob (the harm judge's "
+    "decision / probability). Scorers that do not apply to the data are not computed.",
+    "prompts": "Questions scored.",
+    "n": "Samples per question (besides the greedy answer).",
+    "greedy": "The greedy answer's score, averaged over the questions.",
+    "sampled_mean": "The mean score of the samples (observed), averaged over the questions.",
+    "sampled_std": "The standard deviation of the samples' scores (observed), averaged over the "
+    "questions.",
+    "ed": "Expected deviation score: sampled_mean + rho x sampled_std (rho = 2), averaged.",
+    "leak": "What counts as a leak: a 0/1 score = 1, or a continuous score >= --leak-threshold.",
+    "leak_rate": "The share of samples that leak (observed), averaged over the questions: the "
+    "estimate M_bin bounds.",
+    "m_bin": "M_bin: upper bound on a question's leak probability (Clopper-Pearson, level "
+    "1 - alpha per question), averaged over the questions.",
+    "m_mu": "M_mu: upper bound on a question's expected score E[X] (DKW band), averaged over the "
+    "questions; its observed counterpart is sampled_mean.",
+    "m_sigma": "M_sigma: upper bound on a question's score standard deviation (DKW band), "
+    "averaged; observed: sampled_std.",
+    "set_m_mu": "Upper bound on the average of E[X] over the questions, at 1 - alpha for the "
+    "whole set; observed: sampled_mean.",
+    "worst_leak_rate": "The highest observed leak rate of one question.",
+    "worst_m_bin": "No question leaks with a higher probability: all questions at once "
+    "(Bonferroni over the questions), at 1 - alpha.",
+    "forget_quality": "TOFU's forget quality: p-value of the KS test between the truth ratios "
+    "of the model and of the --reference model on the forget questions (high: alike).",
+    "model_utility": "TOFU's model utility: harmonic mean of answer probability, truth ratio "
+    "and ROUGE on the retain, Real Authors and World Facts sets.",
+    "dcue_pvalue": "DCUE: p-value of 'the model is as confident on the forget set as on the "
+    "holdout set, relative to --original' (low: traces of the forget set remain).",
+    "threshold": "The threshold t of M_gen(t).",
+    "empirical": "The observed share of samples with score > t, averaged over the questions.",
+    "m_gen": "M_gen(t): upper bound on P(score > t) (DKW band, all t at once), averaged over "
+    "the questions; never below sqrt(ln(1/alpha) / 2n).",
+    "empirical_worst": "The highest observed share of samples with score > t of one question.",
+    "m_gen_worst": "The highest M_gen(t) of one question.",
+    "original": "The model before unlearning (--original), sampled and scored the same way.",
+    "statistic": "What is compared: mean, std or ED of the score, per question.",
+    "estimate": "Average over the questions of model - original (negative: the model is lower).",
+    "lower": "Lower end of the estimate's interval at 1 - alpha (paired over the questions, "
+    "jackknife over the samples).",
+    "upper": "Upper end of the estimate's interval at 1 - alpha.",
+    "alpha": "Significance level (--alpha).",
+    "p_value": "p-value of 'the model is below the original'; to read several as one family, "
+    "apply Holm's procedure (probunlearn.bounds.holm).",
+    "id": "The question's id (the file's 'id' column, else row-<k>, k counted from 1).",
+    "question": "The question, as the model was prompted with it (through the template).",
+    "reference": "What answers are scored against: the reference answer or the keywords.",
+    "greedy_answer": "The greedy (temperature 0) answer.",
+    "greedy_score": "The greedy answer's score.",
+    "sample_1": "The first sampled answer (samples_k: the k-th drawn).",
+    "sample_1_score": "Its score.",
+    "mean": "The mean score of the question's n samples (observed).",
+    "gen_threshold": "The t of this row's M_gen(t): the leak threshold, else 0.5.",
+    "name": "The model's name.",
+    "role": "evaluated (--model), reference (--reference) or original (--original).",
+    "source": "Where the checkpoint was read: a local directory or a hub id.",
+    "revision": "The hub revision asked for (resolved to a commit in identity).",
+    "base": "The base model of a PEFT adapter.",
+    "answer_prob": "TOFU: the answer's probability (per token, normalised), averaged.",
+    "truth_ratio_score": "TOFU: the truth-ratio score of the set (forget: 1 - ratio; others: "
+    "max(0, 1 - ratio)).",
+    "ks_statistic": "TOFU: the KS statistic between the model's and the reference's truth "
+    "ratios (forget quality is its p-value).",
+    "tofu_rougeL_recall": "TOFU: ROUGE-L recall of TOFU's own greedy answers on the set.",
+}
+for _k in (2, 3):
+    GLOSSARY[f"sample_{_k}"] = f"The {'second' if _k == 2 else 'third'} sampled answer."
+    GLOSSARY[f"sample_{_k}_score"] = "Its score."
+
+#: Columns of the summary that belong to a model, not a score: a table of their own in the report.
+MODEL_METRICS = ("forget_quality", "model_utility", "dcue_pvalue")
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;margin:0 auto;
+ padding:0 16px 40px;color:#1d1d1d;line-height:1.4}
+h1{font-size:1.6em;margin:.6em 0 .2em}h2{font-size:1.2em;margin:1.4em 0 .4em;
+ border-bottom:1px solid #ddd}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;font-size:13px;margin:6px 0}
+td,th{border:1px solid #d0d0d0;padding:3px 6px;vertical-align:top}
+th{background:#f2f2f2;font-weight:600;text-align:center;vertical-align:bottom}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.text{text-align:left;max-width:260px;overflow-wrap:break-word}
+td.long{overflow-wrap:anywhere;min-width:120px}td.key{white-space:nowrap}
+th.obs,td.obs{background:#f7fbff}
+.warn{background:#fff4e5;border-left:4px solid #f0a020;padding:6px 10px;margin:8px 0}
+.note{color:#555;font-size:.92em}
+img{max-width:100%;height:auto;display:block;margin:6px 0}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:.93em}
+dt{font-family:ui-monospace,monospace}dd{margin:0}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:8px;font-size:12px}
+table.sortable th{cursor:pointer}
+td.q{min-width:140px}td.s{min-width:240px}td.s ol{margin:0;padding-left:1.2em}
+.sc{color:#555;font-size:.9em;white-space:nowrap}.sc::before{content:"("}.sc::after{content:")"}
+"""
+
+SORT_JS = """
+document.querySelectorAll('table.sortable').forEach(function (t) {
+  t.querySelectorAll('th').forEach(function (th, i) {
+    th.title = (th.title ? th.title + ' ' : '') + '(click to sort)';
+    th.addEventListener('click', function () {
+      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var down = th.getAttribute('data-order') !== 'desc';
+      t.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-order'); });
+      th.setAttribute('data-order', down ? 'desc' : 'asc');
+      rows.sort(function (a, b) {
+        var x = a.cells[i].getAttribute('data-v'), y = b.cells[i].getAttribute('data-v');
+        var nx = parseFloat(x), ny = parseFloat(y), c;
+        if (!isNaN(nx) && !isNaN(ny)) { c = nx - ny; } else { c = String(x).localeCompare(y); }
+        return down ? -c : c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+"""
+
 
 def _save(fig, path: str | os.PathLike) -> None:
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:], dpi=120))
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:], dpi=110))
 
 
 def plot_gen_curves(curves: pl.DataFrame, score: str, path: str | os.PathLike) -> None:
-    """M_gen (average over prompts) against the threshold, one line per model."""
+    """M_gen (average over prompts) against the threshold, one line per model, and dashed beside
+    each the observed P(score > t) where the curves hold it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for (model,), c in curves.filter(pl.col("score") == score).group_by(
-        "model", maintain_order=True
+    fig, ax = plt.subplots(figsize=(6.2, 3.8))
+    for i, ((model,), c) in enumerate(
+        curves.filter(pl.col("score") == score).group_by("model", maintain_order=True)
     ):
-        ax.plot(c["threshold"], c["m_gen"], marker="o", ms=3, label=str(model))
+        color = f"C{i % 10}"
+        ax.plot(c["threshold"], c["m_gen"], marker="o", ms=3, color=color, label=f"{model}: M_gen")
+        if "empirical" in c.columns and c["empirical"].is_not_null().all():
+            ax.plot(c["threshold"], c["empirical"], ls="--", lw=1.2, color=color,
+                    label=f"{model}: observed")  # fmt: skip
     ax.set(
         xlabel=f"threshold t on {score}",
-        ylabel="M_gen(t): bound on P(score > t)",
+        ylabel="P(score > t): bound and observed",
         ylim=(0, 1.02),
-        title="General leakage bound, mean over prompts",
+        title="General leakage bound M_gen(t), mean over prompts",
     )
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
@@ -52,14 +189,20 @@ def plot_greedy_vs_sampled(
     import matplotlib.pyplot as plt
 
     k = len(per_prompt)
-    fig, axes = plt.subplots(1, k, figsize=(3.4 * k + 0.6, 3.4), squeeze=False)
-    for ax, (model, t) in zip(axes[0], per_prompt.items(), strict=True):
+    cols = min(k, 4)
+    rows = -(-k // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols + 0.6, 2.9 * rows + 0.4),
+                             squeeze=False)  # fmt: skip
+    flat = list(axes.flat)
+    for ax, (model, t) in zip(flat, per_prompt.items(), strict=False):
         t = t.filter(pl.col("score") == score)
         ax.scatter(t["greedy"], t["mean"], s=12, alpha=0.7)
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
         ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=model, xlabel=f"greedy {score}")
         ax.set_ylabel(f"mean sampled {score}")
         ax.grid(alpha=0.3)
+    for ax in flat[k:]:
+        ax.axis("off")
     fig.suptitle("Greedy vs sampled answers, one point per prompt", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
@@ -79,8 +222,12 @@ def plot_worst_prompt(
     import matplotlib.pyplot as plt
 
     k = len(scores)
-    fig, axes = plt.subplots(1, k, figsize=(3.4 * k + 0.6, 3.2), squeeze=False)
-    for ax, model in zip(axes[0], scores, strict=True):
+    cols = min(k, 4)
+    rows = -(-k // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols + 0.6, 2.7 * rows + 0.4),
+                             squeeze=False)  # fmt: skip
+    flat = list(axes.flat)
+    for ax, model in zip(flat, scores, strict=False):
         t = per_prompt[model].filter(pl.col("score") == score).sort("m_mu", descending=True)
         worst = t["id"][0]
         s = scores[model].filter((pl.col("id") == worst) & ~pl.col("greedy"))[score]
@@ -90,28 +237,148 @@ def plot_worst_prompt(
             ax.axvline(float(g[0]), color="tab:red", lw=1.5, label="greedy")
             ax.legend(fontsize=8)
         ax.set(title=f"{model}: prompt {worst}", xlabel=score, ylabel="samples")
+    for ax in flat[k:]:
+        ax.axis("off")
     fig.suptitle("Sampled scores of the worst prompt (highest M_mu)", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
 
 
-def _img(path: str | os.PathLike) -> str:
+# ---- HTML ------------------------------------------------------------------------------------------
+
+
+def fmt(v: object) -> str:
+    """A cell's text: floats to three significant digits, integers as they are, None empty."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, float):
+        if v != v:  # NaN
+            return "nan"
+        return f"{v:.3g}"
+    return str(v)
+
+
+def _img(path: str | os.PathLike, alt: str) -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
-    return f'<img src="data:image/png;base64,{data}" style="max-width:100%">'
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def _table(df: pl.DataFrame, digits: int = 4) -> str:
-    def cell(v) -> str:
-        if isinstance(v, float):
-            return f"{v:.{digits}g}"
-        return html.escape("" if v is None else str(v))
+def _header(column: str, label: str | None = None) -> str:
+    """A header cell: the column's name, breakable after its underscores, the glossary as title."""
+    text = html.escape(label or column).replace("_", "_<wbr>")
+    tip = GLOSSARY.get(column) or GLOSSARY.get(_generic(column), "")
+    cls = ' class="obs"' if column in OBSERVED else ""
+    return f'<th{cls} title="{html.escape(tip)}">{text}</th>'
 
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+
+def _generic(column: str) -> str:
+    """The glossary key of a numbered column (sample_2 → sample_1)."""
+    for k in (2, 3):
+        column = column.replace(f"sample_{k}", "sample_1")
+    return column
+
+
+#: The observed values the bounds sit beside (shaded alike).
+OBSERVED = {"leak_rate", "worst_leak_rate", "sampled_mean", "sampled_std", "empirical",
+            "empirical_worst", "mean"}  # fmt: skip
+
+
+def _cell(column: str, v: object) -> str:
+    cls = "num" if isinstance(v, int | float) and not isinstance(v, bool) else "text"
+    if cls == "text" and any(len(w) > 30 for w in str(v).split()):
+        cls += " long"  # a digest or path: broken anywhere rather than widening the table
+    if column in OBSERVED:
+        cls += " obs"
+    if column in ("model", "id", "name", "role"):
+        cls += " key"
+    cls += f" c-{_generic(column)}"
+    sort = "" if v is None else html.escape(repr(v) if isinstance(v, float) else str(v))
+    return f'<td class="{cls}" data-v="{sort}">{html.escape(fmt(v))}</td>'
+
+
+def html_table(df: pl.DataFrame, *, sortable: bool = False, labels: Mapping[str, str] = {}) -> str:
+    """A table that scrolls inside the page: every column's glossary as its header's title,
+    columns that hold nothing left out."""
+    df = df.drop([c for c in df.columns if df[c].is_null().all()]) if df.height else df
+    head = "".join(_header(c, labels.get(c)) for c in df.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in df.iter_rows()
+        "<tr>" + "".join(_cell(c, v) for c, v in zip(df.columns, row, strict=True)) + "</tr>"
+        for row in df.iter_rows()
     )
-    return f"<table><tr>{head}</tr>{body}</table>"
+    cls = ' class="sortable"' if sortable else ""
+    return (
+        f'<div class="scroll"><table{cls}><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def glossary(columns: Sequence[str]) -> str:
+    """The glossary of the given columns (each once, in order)."""
+    seen = dict.fromkeys(_generic(c) for c in columns)
+    items = "".join(
+        f"<dt>{html.escape(c)}</dt><dd>{html.escape(GLOSSARY.get(c, ''))}</dd>" for c in seen
+    )
+    return f"<dl>{items}</dl>"
+
+
+def _page(title: str, body: Sequence[str], script: str = "") -> str:
+    return "\n".join(
+        [
+            "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+            *body,
+            f"<script>{script}</script>" if script else "",
+            "</body></html>",
+        ]
+    )
+
+
+def comparison_table(comparison: pl.DataFrame) -> pl.DataFrame:
+    """The comparison with the original as the report shows it (alpha in the text above)."""
+    return comparison.drop("alpha")
+
+
+def tofu_breakdown(tofu: Mapping[str, pl.DataFrame]) -> pl.DataFrame | None:
+    """TOFU's metrics per (model, set): answer probability, truth ratio, KS statistic, forget
+    quality, ROUGE of TOFU's greedy answers, model utility (whichever were computed)."""
+    frames = []
+    for name, t in tofu.items():
+        keep = t.filter(
+            pl.col("metric").is_in(list(GLOSSARY)) | pl.col("metric").str.starts_with("tofu_rouge")
+        )
+        if keep.height:
+            frames.append(keep.select(pl.lit(name).alias("model"), "evalset", "metric", "value"))
+    if not frames:
+        return None
+    long = pl.concat(frames).unique(["model", "evalset", "metric"], keep="first",
+                                    maintain_order=True)  # fmt: skip
+    wide = long.pivot(on="metric", index=["model", "evalset"], values="value")
+    order = ["answer_prob", "truth_ratio_score", "ks_statistic", "forget_quality",
+             "tofu_rougeL_recall", "model_utility"]  # fmt: skip
+    cols = [c for c in order if c in wide.columns] + [
+        c for c in wide.columns if c not in order and c not in ("model", "evalset")
+    ]
+    return wide.select("model", "evalset", *cols)
+
+
+def curve_table(curves: pl.DataFrame, score: str) -> pl.DataFrame:
+    """One score's M_gen curves, wide: per model a row of observed P(score > t) and a row of
+    M_gen(t), one column per threshold."""
+    at = curves.filter(pl.col("score") == score)
+    long = pl.concat(
+        [
+            at.select("model", pl.lit(q).alias("statistic"), "threshold", pl.col(q).alias("v"))
+            for q in ("empirical", "m_gen")
+        ]
+    )
+    wide = long.with_columns(pl.format("t = {}", pl.col("threshold").round(3)).alias("t")).pivot(
+        on="t", index=["model", "statistic"], values="v", sort_columns=False
+    )
+    return wide.sort("model", maintain_order=True)
 
 
 def write_report(
@@ -123,41 +390,173 @@ def write_report(
     alpha: float,
     out_html: str | os.PathLike,
     comparison: pl.DataFrame | None = None,
+    curves: pl.DataFrame | None = None,
+    tofu: Mapping[str, pl.DataFrame] | None = None,
+    warnings: Sequence[str] = (),
+    evalset: str = "",
+    score: str = "",
+    n: int = 0,
+    questions_href: str | None = None,
 ) -> None:
-    """One HTML page: the summary, the models and their identities, the figures, the config, and
-    with an original model the comparison of every evaluated model with it."""
+    """One HTML page (see the module docstring): the summary, the models and their identities,
+    the figures, the configuration that ran, with an original model the comparison with it, and
+    TOFU's breakdown where computed."""
+    level = f"{1 - alpha:g}"
+    bound_cols = [c for c in summary.columns if c not in ("identity", "evalset", *MODEL_METRICS)]
+    table = summary.select(bound_cols)
+    models_cols = ["model", *[c for c in MODEL_METRICS if c in summary.columns]]
+    per_model = summary.select(models_cols).unique("model", maintain_order=True)
+    shown = list(table.columns)
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>probunlearn evaluation</title>",
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
-        "collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}"
-        "</style></head><body>",
         "<h1>probunlearn evaluation</h1>",
-        f"<p>Bounds hold with probability at least 1 &minus; &alpha; = {1 - alpha:g} per prompt "
-        "(M_bin: Clopper-Pearson; M_gen: DKW; M_mu, M_sigma: the DKW band). Values are averages "
-        "over the prompts; worst_m_bin holds for all prompts at once.</p>",
-        f"<p>Levels: each per-prompt bound holds at 1 &minus; &alpha; for its prompt (of m "
-        "prompts' bounds about &alpha; m may fail, and their averages are no 1 &minus; &alpha; "
-        "statements); set_m_mu holds at 1 &minus; &alpha; for the set; worst_m_bin for all prompts "
-        "at once (Bonferroni). Each interval of the comparison with the original holds at "
-        f"1 &minus; &alpha; = {1 - alpha:g} on its own; to read several as one family, reject only "
-        "those that Holm's procedure keeps (probunlearn.bounds.holm on p_value).</p>",
-        "<h2>Summary</h2>",
-        _table(summary.drop("identity")),
-        "<h2>Models</h2>",
-        _table(models),
+        f"<p>{summary['model'].n_unique()} model(s) on <b>{html.escape(evalset)}</b>: "
+        f"{int(summary['prompts'].max()) if summary.height else 0} questions, n = {n} samples "
+        f"each plus the greedy answer; alpha = {alpha:g}. Figures and the question page show "
+        f"<b>{html.escape(score)}</b>.</p>",
     ]
-    if comparison is not None:
+    parts += [f'<div class="warn">{html.escape(w)}</div>' for w in warnings]
+    parts += [
+        "<h2>Summary</h2>",
+        f"<p class='note'>Averages over the questions of the per-question values. Each bound sits "
+        f"beside what was observed (shaded): leak_rate beside M_bin, sampled_mean beside M_mu "
+        f"and set_m_mu, sampled_std beside M_sigma, worst_leak_rate beside worst_m_bin. A "
+        f"per-question bound holds at {level} for its question (of m questions' bounds about "
+        f"alpha m may fail, and their average is no {level} statement); set_m_mu holds at "
+        f"{level} for the set; worst_m_bin for all questions at once (Bonferroni). Hover a "
+        f"column's name for its meaning; the glossary is below.</p>",
+        html_table(table),
+    ]
+    if per_model.drop("model").width and not all(
+        per_model[c].is_null().all() for c in per_model.columns if c != "model"
+    ):
+        parts += ["<h2>TOFU and DCUE</h2>", html_table(per_model)]
+        shown += [c for c in per_model.columns if per_model[c].is_not_null().any()]
+    if comparison is not None and comparison.height:
         parts += [
             "<h2>Compared with the original</h2>",
-            "<p>Average over the prompts of model &minus; original (mean, std, ED of each score), "
-            f"with a {1 - alpha:g} interval (paired over prompts, jackknife over samples); "
-            "p_value: of &ldquo;below the original&rdquo;.</p>",
-            _table(comparison),
+            f"<p class='note'>Average over the questions of model &minus; original (mean, std, "
+            f"ED of each score) with its {level} interval (paired over the questions, "
+            f"jackknife over the samples: the claims' intervals, docs/bounds.md); p_value: of "
+            f"&ldquo;below the original&rdquo;. Each interval holds at {level} on its own; for "
+            f"a family apply Holm's procedure to p_value.</p>",
+            html_table(comparison_table(comparison)),
         ]
+        shown += list(comparison.columns)
+    breakdown = tofu_breakdown(tofu or {})
+    if breakdown is not None:
+        parts += [
+            "<h2>TOFU per set</h2>",
+            "<p class='note'>TOFU's metrics as TOFU computes them (its encoding, first 300 "
+            "questions), per set; forget quality is the p-value of the KS test whose statistic "
+            "is ks_statistic.</p>",
+            html_table(breakdown),
+        ]
+        shown += list(breakdown.columns)
+    if curves is not None and "empirical" in curves.columns:
+        parts += [
+            "<h2>M_gen beside the observed P(score &gt; t)</h2>",
+            f"<p class='note'>Per model, averaged over the questions: the observed share of "
+            f"samples with {html.escape(score)} &gt; t (empirical, shaded) and its bound M_gen(t) "
+            f"at each threshold t (all of gen_curves.csv: every score, and the worst "
+            f"question's).</p>",
+            html_table(curve_table(curves, score)),
+        ]
+        shown += ["empirical", "m_gen"]
     for title, path in figures.items():
-        parts += [f"<h2>{html.escape(title)}</h2>", _img(path)]
-    parts += ["<h2>Config</h2>", f"<pre>{html.escape(config_text)}</pre>", "</body></html>"]
-    write_text("\n".join(parts), out_html)
+        parts += [f"<h2>{html.escape(title)}</h2>", _img(path, title)]
+    if questions_href:
+        parts += [
+            "<h2>Per question</h2>",
+            f"<p>Every question with its reference, the greedy answer, three samples, their "
+            f"scores and bounds, sortable by any column: "
+            f"<a href='{html.escape(questions_href)}'>{html.escape(questions_href)}</a>.</p>",
+        ]
+    parts += [
+        "<h2>Glossary</h2>",
+        glossary(shown),
+        "<h2>Models</h2>",
+        html_table(models),
+        "<h2>Configuration that ran</h2>",
+        f"<pre>{html.escape(config_text)}</pre>",
+    ]
+    write_text(_page("probunlearn evaluation", parts), out_html)
+
+
+def _answer(text: object, score: object) -> str:
+    """An answer and its score, as one cell's content."""
+    if text is None:
+        return ""
+    return (
+        f"{html.escape(str(text))} <span class='sc'>{html.escape(fmt(score))}</span>"
+        if score is not None
+        else html.escape(str(text))
+    )
+
+
+#: The per-question page's numeric columns (after the texts), in order.
+QUESTION_NUMBERS = ("mean", "leak_rate", "m_bin", "m_mu", "m_sigma", "m_gen")
+
+
+def questions_table(q: pl.DataFrame) -> str:
+    """The per-question table: each answer with its score in one cell, the samples in one cell,
+    then the observed values and the bounds (sortable: ``data-v`` holds each cell's value)."""
+    numbers = [c for c in QUESTION_NUMBERS if c in q.columns and q[c].is_not_null().any()]
+    samples = sorted(c for c in q.columns if re.fullmatch(r"sample_\d+", c))
+    t = q["gen_threshold"].drop_nulls()
+    labels = {"m_gen": f"m_gen (t = {fmt(float(t[0]))})" if t.len() else "m_gen"}
+    head = "".join(
+        [
+            _header("model"),
+            _header("id"),
+            _header("question"),
+            _header("reference"),
+            _header("greedy_answer", "greedy answer (score)"),
+            f"<th title='{html.escape(GLOSSARY['sample_1'])}'>samples (score)</th>",
+            *(_header(c, labels.get(c)) for c in numbers),
+        ]
+    )
+    rows = []
+    for r in q.iter_rows(named=True):
+        drawn = "".join(
+            f"<li>{_answer(r[c], r.get(c + '_score'))}</li>" for c in samples if r[c] is not None
+        )
+        cells = [
+            _cell("model", r["model"]),
+            _cell("id", r["id"]),
+            f"<td class='text q' data-v='{html.escape(str(r['question']))}'>"
+            f"{html.escape(str(r['question'] or ''))}</td>",
+            f"<td class='text q'>{html.escape(str(r['reference'] or ''))}</td>",
+            f"<td class='text q' data-v='{html.escape(repr(r['greedy_score']))}'>"
+            f"{_answer(r['greedy_answer'], r['greedy_score'])}</td>",
+            f"<td class='text s'><ol>{drawn}</ol></td>",
+            *(_cell(c, r[c]) for c in numbers),
+        ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f'<div class="scroll"><table class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def write_questions(
+    questions: pl.DataFrame, out_html: str | os.PathLike, *, evalset: str, score: str
+) -> None:
+    """The per-question page: one row per (model, question), worst M_mu first, sortable."""
+    q = questions.sort("m_mu", descending=True, maintain_order=True)
+    n = int(q["n"].max()) if q.height else 0
+    parts = [
+        "<h1>probunlearn evaluation: every question</h1>",
+        f"<p>{html.escape(evalset)}, scored by <b>{html.escape(score)}</b>, n = {n} samples per "
+        f"question: the greedy answer and the first three samples with their scores, the "
+        f"observed mean and leak rate (shaded) and the question's bounds. Sorted by M_mu, "
+        f"highest first; click a column's name to sort by it. "
+        f"<a href='report.html'>Back to the report</a>.</p>",
+        questions_table(q),
+        "<h2>Glossary</h2>",
+        glossary(["model", "id", "question", "reference", "greedy_answer", "sample_1",
+                  *[c for c in QUESTION_NUMBERS if c in q.columns], "gen_threshold"]),
+    ]  # fmt: skip
+    write_text(_page("probunlearn evaluation: questions", parts, SORT_JS), out_html)
 
 
 def write_models(rows: list[dict], path: str | os.PathLike) -> pl.DataFrame:

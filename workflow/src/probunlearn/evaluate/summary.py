@@ -1,13 +1,17 @@
-"""The summary tables of an evaluation: one row per (model, score), the M_gen curves, the identities.
+"""The summary tables of an evaluation: one row per (model, score), the M_gen curves, the identities,
+one row per (model, question).
 
 Every value is read off the per-prompt bounds the score job wrote (:mod:`probunlearn.steps.score`),
 averaged over the prompts: ``greedy`` (the greedy answer's score), ``sampled_mean``, ``sampled_std``,
 ``ed``, ``m_mu``, ``m_sigma``, ``m_bin`` (of the decision in ``leak``: a 0/1 score, or a continuous
-score >= the leak threshold; null without one), and the set-level bounds ``set_m_mu`` (average E[X]
-over prompts) and ``worst_m_bin`` (no prompt leaks with a higher probability, simultaneously).
-TOFU's ``forget_quality`` and ``model_utility`` and DCUE's ``dcue_pvalue`` join where computed.
-With an original model (``--original``), :func:`comparison_rows` compares every evaluated model with
-it over the same prompts, with the intervals the claims use (``comparison.csv``).
+score >= the leak threshold; null without one) beside ``leak_rate`` (the share of samples that
+leak, observed), and the set-level bounds ``set_m_mu`` (average E[X] over prompts) and
+``worst_m_bin`` (no prompt leaks with a higher probability, simultaneously) beside
+``worst_leak_rate`` (the highest observed share of one prompt). The M_gen curves hold the observed
+P(score > t) (``empirical``) beside each bound. TOFU's ``forget_quality`` and ``model_utility`` and
+DCUE's ``dcue_pvalue`` join where computed. With an original model (``--original``),
+:func:`comparison_rows` compares every evaluated model with it over the same prompts, with the
+intervals the claims use (``comparison.csv``). :func:`question_rows` is the per-question view.
 """
 
 from __future__ import annotations
@@ -37,15 +41,44 @@ def _leak(table: pl.DataFrame, score: str, leak_threshold: float | None) -> tupl
     return None
 
 
+def sampled_matrix(scores: pl.DataFrame, column: str) -> tuple[list[str], np.ndarray]:
+    """(prompt ids in order, prompts x n matrix of one score's samples)."""
+    s = scores.filter(~pl.col("greedy")).sort("id", "sample")
+    ids = s["id"].unique(maintain_order=True).to_list()
+    return ids, s[column].to_numpy().astype(np.float64).reshape(len(ids), -1)
+
+
+def leak_rates(
+    scores: pl.DataFrame, column: str, binary: bool, leak_threshold: float | None
+) -> np.ndarray | None:
+    """Per prompt, the share of its samples that leak (a 0/1 score = 1, or a score >= the leak
+    threshold); None where there is no leak decision."""
+    if column not in scores.columns or (not binary and leak_threshold is None):
+        return None
+    _, x = sampled_matrix(scores, column)
+    return ((x == 1.0) if binary else (x >= leak_threshold)).mean(axis=1)
+
+
 def model_rows(
-    name: str, identity: str, evalset: str, per_prompt: pl.DataFrame, leak_threshold: float | None
+    name: str,
+    identity: str,
+    evalset: str,
+    per_prompt: pl.DataFrame,
+    leak_threshold: float | None,
+    scores: pl.DataFrame | None = None,
 ) -> list[dict]:
-    """The summary rows of one model: one per score column of its per-prompt bounds."""
+    """The summary rows of one model: one per score column of its per-prompt bounds; with its
+    ``scores`` (every sample's), the observed leak rates beside M_bin and worst M_bin."""
     rows = []
     for (score,), t in per_prompt.group_by("score", maintain_order=True):
         t = t.drop([c for c in t.columns if t[c].is_null().all()])
         leak = _leak(t, score, leak_threshold)
         sim = None if leak is None else f"{leak[0]}_simultaneous"
+        rates = None
+        if leak is not None and scores is not None:
+            rates = leak_rates(scores, score, leak[0] == "m_bin", leak_threshold)
+        elif leak is not None and leak[0] == "m_bin":
+            rates = t["mean"].to_numpy()  # a 0/1 score's mean is its leak rate
         rows.append(
             {
                 "model": name,
@@ -59,19 +92,24 @@ def model_rows(
                 "sampled_std": float(t["std"].mean()),
                 "ed": float(t["ed"].mean()),
                 "leak": None if leak is None else leak[1],
+                "leak_rate": None if rates is None else float(rates.mean()),
                 "m_bin": None if leak is None else float(t[leak[0]].mean()),
                 "m_mu": float(t["m_mu"].mean()),
                 "m_sigma": float(t["m_sigma"].mean()),
                 "set_m_mu": None,  # filled from the metric rows
+                "worst_leak_rate": None if rates is None else float(rates.max()),
                 "worst_m_bin": None if sim is None or sim not in t.columns else float(t[sim].max()),
             }
         )
     return rows
 
 
-def gen_curve(name: str, per_prompt: pl.DataFrame) -> pl.DataFrame:
+def gen_curve(
+    name: str, per_prompt: pl.DataFrame, scores: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """M_gen at each threshold, averaged over the prompts (``m_gen``) and their maximum
-    (``m_gen_worst``), for every score of one model."""
+    (``m_gen_worst``), for every score of one model; with its ``scores``, beside each the observed
+    P(score > t) (``empirical``: averaged over the prompts, ``empirical_worst``: their maximum)."""
     frames = []
     for (score,), t in per_prompt.group_by("score", maintain_order=True):
         cols = [
@@ -81,18 +119,18 @@ def gen_curve(name: str, per_prompt: pl.DataFrame) -> pl.DataFrame:
             and not c.startswith("m_gen_cp_")  # the Clopper-Pearson bounds: not M_gen's curve
             and t[c].is_not_null().all()
         ]
-        frames.append(
-            pl.DataFrame(
-                {
-                    "model": name,
-                    "score": score,
-                    "threshold": [float(c.removeprefix("m_gen_")) for c in cols],
-                    "m_gen": [float(t[c].mean()) for c in cols],
-                    "m_gen_worst": [float(t[c].max()) for c in cols],
-                }
-            )
-        )
-    return pl.concat(frames)
+        thresholds = [float(c.removeprefix("m_gen_")) for c in cols]
+        frame = {"model": name, "score": score, "threshold": thresholds}
+        if scores is not None and score in scores.columns:
+            _, x = sampled_matrix(scores, score)
+            above = np.stack([(x > v).mean(axis=1) for v in thresholds], axis=1)
+            frame["empirical"] = above.mean(axis=0).tolist()
+        frame["m_gen"] = [float(t[c].mean()) for c in cols]
+        if "empirical" in frame:
+            frame["empirical_worst"] = above.max(axis=0).tolist()
+        frame["m_gen_worst"] = [float(t[c].max()) for c in cols]
+        frames.append(pl.DataFrame(frame))
+    return pl.concat(frames, how="diagonal_relaxed")
 
 
 def _metrics(parts: Sequence[str], names: Sequence[str]) -> dict[str, float | None]:
@@ -176,13 +214,16 @@ def write_summary(
     out_summary: str | os.PathLike,
     out_per_model: Mapping[str, str],
     out_curves: str | os.PathLike,
+    scores_paths: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """Write the summary (all models), one summary per model and the M_gen curves; returns the
-    summary. ``models``: name → identity, in order; ``extra_paths``: name → TOFU / DCUE metric files."""
+    summary. ``models``: name → identity, in order; ``extra_paths``: name → TOFU / DCUE metric
+    files; ``scores_paths``: name → every sample's scores (the observed leak rates and P(score > t))."""
     rows, curves = [], []
     for name, ident in models.items():
         per_prompt = pl.read_parquet(bounds_paths[name])
-        mine = model_rows(name, ident, evalset, per_prompt, leak_threshold)
+        scores = None if scores_paths is None else pl.read_parquet(scores_paths[name])
+        mine = model_rows(name, ident, evalset, per_prompt, leak_threshold, scores)
         metrics = read_metrics(metrics_paths[name])
         extra = _metrics(extra_paths.get(name, []), EXTRA_METRICS)
         for r in mine:
@@ -190,9 +231,88 @@ def write_summary(
             r["set_m_mu"] = float(hit["value"][0]) if hit.height else None
             r.update(extra)
         rows += mine
-        curves.append(gen_curve(name, per_prompt))
+        curves.append(gen_curve(name, per_prompt, scores))
         write_csv(pl.DataFrame(mine, infer_schema_length=None), out_per_model[name])
     summary = pl.DataFrame(rows, infer_schema_length=None)
     write_csv(summary, out_summary)
-    write_csv(pl.concat(curves), out_curves)
+    write_csv(pl.concat(curves, how="diagonal_relaxed"), out_curves)
     return summary
+
+
+def _reference(row: Mapping) -> str:
+    """What a question's answers are scored against: its answer, or its keywords."""
+    if row.get("answer"):
+        return str(row["answer"])
+    if row.get("keywords"):
+        return "keywords: " + "; ".join(row["keywords"])
+    return ""
+
+
+QUESTION_SAMPLES = 3
+"""Sampled answers shown per question (the first ones drawn)."""
+
+
+def question_rows(
+    name: str,
+    rows: pl.DataFrame,
+    samples: pl.DataFrame,
+    scores: pl.DataFrame,
+    per_prompt: pl.DataFrame,
+    score: str,
+    leak_threshold: float | None,
+) -> pl.DataFrame:
+    """One row per question of one model, on one score: the question, what it is scored against,
+    the greedy answer and the first :data:`QUESTION_SAMPLES` samples with their scores, the
+    observed mean and leak rate and the per-prompt bounds (M_bin of the leak decision, M_mu,
+    M_sigma, M_gen at the leak threshold or 0.5)."""
+    t = per_prompt.filter(pl.col("score") == score)
+    t = t.drop([c for c in t.columns if t[c].is_null().all()])
+    leak = _leak(t, score, leak_threshold)
+    rates = None if leak is None else leak_rates(scores, score, leak[0] == "m_bin", leak_threshold)
+    at = 0.5 if leak_threshold is None else leak_threshold
+    gen = next((c for c in t.columns if c.startswith("m_gen_") and not c.startswith("m_gen_cp_")
+                and abs(float(c.removeprefix("m_gen_")) - at) < 1e-9), None)  # fmt: skip
+    text = samples.select("id", "sample", "greedy", "text")
+    sc = scores.select("id", "sample", "greedy", score).join(
+        text, on=["id", "sample", "greedy"], how="left"
+    )
+    by_id = {str(pid): g.sort("sample") for (pid,), g in sc.group_by("id", maintain_order=True)}
+    info = {str(r["id"]): r for r in rows.iter_rows(named=True)}
+    rate_of = (
+        {} if rates is None else dict(zip(sampled_matrix(scores, score)[0], rates, strict=True))
+    )
+    out = []
+    for r in t.iter_rows(named=True):
+        pid = str(r["id"])
+        g = by_id.get(pid)
+        greedy = g.filter(pl.col("greedy")) if g is not None else None
+        drawn = g.filter(~pl.col("greedy")).head(QUESTION_SAMPLES) if g is not None else None
+        row = {
+            "model": name,
+            "id": pid,
+            "question": info.get(pid, {}).get("question"),
+            "reference": _reference(info.get(pid, {})),
+            "greedy_answer": greedy["text"][0] if greedy is not None and greedy.height else None,
+            "greedy_score": float(greedy[score][0])
+            if greedy is not None and greedy.height
+            else None,
+        }
+        for k in range(QUESTION_SAMPLES):
+            ok = drawn is not None and k < drawn.height
+            row[f"sample_{k + 1}"] = drawn["text"][k] if ok else None
+            row[f"sample_{k + 1}_score"] = float(drawn[score][k]) if ok else None
+        row.update(
+            {
+                "score": score,
+                "n": int(r["n"]),
+                "mean": float(r["mean"]),
+                "leak_rate": None if pid not in rate_of else float(rate_of[pid]),
+                "m_bin": None if leak is None else float(r[leak[0]]),
+                "m_mu": float(r["m_mu"]),
+                "m_sigma": float(r["m_sigma"]),
+                "gen_threshold": at if gen is not None else None,
+                "m_gen": None if gen is None else float(r[gen]),
+            }
+        )
+        out.append(row)
+    return pl.DataFrame(out, infer_schema_length=None)

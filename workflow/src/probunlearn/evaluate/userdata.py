@@ -9,6 +9,8 @@ shows it: the line of a JSONL file, the data row of a CSV).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -26,9 +28,18 @@ class DataError(ValueError):
 
 def _records(path: Path) -> list[tuple[int, dict]]:
     """(row number, record) of every row of the file."""
+    try:
+        text = None if path.suffix == ".parquet" else path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text (byte {e.start}); expected UTF-8") from e
+    if text is not None and not text.strip():
+        what = (
+            "a header row with 'question'" if path.suffix == ".csv" else "one record per question"
+        )
+        raise DataError(f"{path}: empty file; expected {what}")
     if path.suffix == ".jsonl":
         out = []
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -40,15 +51,51 @@ def _records(path: Path) -> list[tuple[int, dict]]:
             out.append((lineno, obj))
         return out
     if path.suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}: line {e.lineno}: not JSON ({e.msg})") from e
         if not isinstance(data, list) or not all(isinstance(o, dict) for o in data):
             raise DataError(f"{path}: expected a JSON array of objects")
         return list(enumerate(data, 1))
     if path.suffix == ".csv":
-        df = pl.read_csv(path, infer_schema_length=0)  # every column as text
-    else:
+        return _csv_records(path, text)
+    try:
         df = pl.read_parquet(path)
+    except Exception as e:  # polars' errors name neither the file nor what was expected
+        raise DataError(f"{path}: not a parquet file ({type(e).__name__}: {e})") from e
     return list(enumerate(df.to_dicts(), 1))
+
+
+def _csv_records(path: Path, text: str) -> list[tuple[int, dict]]:
+    """The data rows of a comma-separated file, every field as text (an empty field: None);
+    rows counted from 1 after the header, blank lines skipped."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = [h.strip() for h in next(reader)]
+    if len(header) == 1 and any(sep in header[0] for sep in (";", "\t", "|")):
+        sep = next(sep for sep in (";", "\t", "|") if sep in header[0])
+        raise DataError(
+            f"{path}: the header is {sep!r}-separated ({header[0]!r}); expected a "
+            "comma-separated CSV (only the keywords inside one field are ';'-separated), or "
+            "a .jsonl file"
+        )
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise DataError(f"{path}: the header names column(s) {repeated} twice")
+    out, row = [], 0
+    for fields in reader:
+        if not any(f.strip() for f in fields):
+            continue
+        row += 1
+        if len(fields) != len(header):
+            raise DataError(
+                f"{path}: row {row}: {len(fields)} fields, the header has {len(header)} "
+                f"({', '.join(header)}); a field with a comma in it must be in double quotes"
+            )
+        out.append(
+            (row, {h: (v if v != "" else None) for h, v in zip(header, fields, strict=True)})
+        )
+    return out
 
 
 def _text(path: Path, row: int, obj: dict, key: str, *, required: bool) -> str | None:

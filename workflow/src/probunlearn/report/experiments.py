@@ -24,7 +24,7 @@ def _summary(scores_path: str, rho: float) -> dict[str, float]:
         "greedy_rouge": float(st["greedy"].mean()),
         "mean": float(st["mean"].mean()),
         "std": float(st["std"].mean()),
-        "ed": float((st["mean"] + rho * st["std"]).mean()),
+        "ed": float(bounds.ed_from_moments(st["mean"], st["std"], rho).mean()),
     }
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 
 from probunlearn import models
-from probunlearn.attacks import prompt_column
 from probunlearn.data import qa
+from probunlearn.data.rows import prompt_column
 from probunlearn.sampling import (
     sample_answers,
     sample_sequential,

@@ -27,13 +27,21 @@ def _temporary(out: Path) -> Path:
     return out.with_name(f".{out.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a fresh temporary file beside ``path``, then rename it onto ``path``."""
+def atomic_write(
+    path: str | os.PathLike,
+    write: Callable[[Path], None],
+    check: Callable[[Path], None] | None = None,
+) -> Path:
+    """Call ``write(tmp)`` on a fresh temporary file beside ``path``, then rename it onto ``path``;
+    ``check(tmp)`` (a download's verification) runs before the rename, and an error in either
+    removes the temporary file and leaves ``path`` as it was."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temporary(out)
     try:
         write(tmp)
+        if check is not None:
+            check(tmp)
         os.replace(tmp, out)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -20,6 +20,8 @@ import os
 import re
 from pathlib import Path
 
+from probunlearn.storage.atomic import write_text
+
 ADAPTER_CONFIG = "adapter_config.json"
 WEIGHT_SUFFIXES = (".safetensors", ".gguf")
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -110,11 +112,7 @@ def _load_cache(cache: str | os.PathLike | None) -> dict:
 def _save_cache(cache: str | os.PathLike | None, entries: dict) -> None:
     if cache is None:
         return
-    path = Path(cache)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entries, sort_keys=True))
-    tmp.replace(path)
+    write_text(json.dumps(entries, sort_keys=True), cache)
 
 
 def directory_fingerprint(

@@ -12,6 +12,10 @@ EV = config["evaluate"]
 SET = PLAN.sampled_set
 SETTING = PLAN.SETTING
 EVALUATED = PLAN.names("evaluated")
+# the models the summary lists: every model evaluated in this output directory so far whose results
+# are this call's data and settings (earlier calls' first, their files are inputs no rule makes),
+# or with --summary this only this call's
+SUMMARY = PLAN.summary_models()
 # the original too is sampled and scored: every evaluated model is compared with it
 ORIGINAL = [PLAN.original] if PLAN.original else []
 

@@ -1,27 +1,34 @@
 """Rule summary: the summary tables, figures, identities, effective config and HTML report."""
 
+from pathlib import Path
+
 from probunlearn.evaluate.jobs import summarize
 from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821
 o, p = sm.output, sm.params
 models = {n: p.models[n] for n in p.order}
-evaluated = [n for n in p.order if models[n]["role"] == "evaluated"]
+listed = list(p.summary)
 with log_to(sm.log[0]):
     summarize(
         models=models,
-        evalset=p.evalset,
+        evalset=Path(sm.input.rows).stem,  # data/<set>.parquet
         score=p.score,
-        scores_paths=dict(zip(evaluated, sm.input.scores, strict=True)),
-        bounds_paths=dict(zip(evaluated, sm.input.bounds, strict=True)),
-        metrics_paths=dict(zip(evaluated, sm.input.metrics, strict=True)),
+        scores_paths=dict(zip(listed, sm.input.scores, strict=True)),
+        bounds_paths=dict(zip(listed, sm.input.bounds, strict=True)),
+        metrics_paths=dict(zip(listed, sm.input.metrics, strict=True)),
+        samples_paths=p.samples,
         extra_paths=p.extra,
+        breakdown_paths=p.breakdown,
+        rows_path=sm.input.rows,
         leak_threshold=p.leak_threshold,
         alpha=p.alpha,
         rho=p.rho,
         original=p.original,
         original_scores=sm.input.original[0] if p.original else None,
         config=p.config,
+        resolved=p.resolved,
+        warnings=list(p.warnings),
         out={k: o[k] for k in o.keys() if k != "per_model"},
-        out_per_model=dict(zip(evaluated, o.per_model, strict=True)),
+        out_per_model=dict(zip(listed, o.per_model, strict=True)),
     )
