@@ -40,8 +40,10 @@ def _registry_choices(kind: str, where: str | None) -> list[str]:
     """The names a registry offers, optionally only those whose attribute ``where`` holds
     (``not needs_refusals``: those whose attribute is false)."""
     from probunlearn import methods, scoring
+    from probunlearn.metrics.membership.base import STATISTICS
 
     registries = {"methods": methods.METHODS, "scorers": scoring.SCORERS}
+    registries["membership_statistics"] = STATISTICS
     if kind not in registries:
         raise ValueError(f"schema: unknown registry {kind!r} in x-registry")
     negate = where is not None and where.startswith("not ")

@@ -48,6 +48,10 @@ def check_config(config: Mapping) -> None:
             "config judge.model: the HarmBench classifier must be a model named in `models`, "
             f"got {judge['model']!r}"
         )
+    if "membership" in experiments:  # its block against the run (probunlearn.dag.membership)
+        from probunlearn.dag.design import Design
+
+        Design(config).experiment_design("membership").check()
     sweep = config["unlearning"]["lambda_f_sweep"]
     fig4a = set(sweep["fig4a_splits"]) - set(sweep["splits"])
     if fig4a:
