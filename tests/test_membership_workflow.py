@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import os
 import re
 import warnings
 from pathlib import Path
@@ -366,6 +367,40 @@ def test_muse_news_privleak_is_an_opt_in():
     # the MUSE run without membership keeps its jobs and sets
     assert muse.expected_jobs() == design_of({"benchmarks": {"muse": {"privleak": False}}},
                                              preset="muse-news").expected_jobs()  # fmt: skip
+
+
+SHARED_MUSE = ROOT.parent / "shared" / "data" / "muse_news"
+
+
+@pytest.mark.skipif(not SHARED_MUSE.is_dir(), reason="no local MUSE-News copy")
+def test_muse_news_builds_its_privleak_sets_on_request(tmp_path):
+    """benchmark_sets with ``privleak: true`` writes MUSE's 100 + 100 PrivLeak texts as sets of raw
+    texts (the raw corpora and the PrivLeak texts, absent from ../shared/data, are stand-ins)."""
+    import json
+    import shutil
+
+    from probunlearn.benchmarks import build_benchmark_sets
+
+    src = tmp_path / "muse_news"
+    shutil.copytree(SHARED_MUSE, src)
+    os.chmod(src, 0o755)
+    for name in ("raw_retain1", "raw_holdout", "privleak_forget", "privleak_holdout"):
+        texts = [f"{name} article {i}: " + "word " * 40 for i in range(100)]
+        (src / f"{name}.json").write_text(json.dumps(texts))
+    block = {"revision": "main", "knowmem_size": 2, "verbmem_size": 2, "corpus_articles": 2,
+             "holdout_size": 2, "holdout_prompt_words": 10, "holdout_answer_words": 4}  # fmt: skip
+    plain = build_benchmark_sets({"muse": block}, {"muse": src}, tmp_path / "plain")
+    assert "privleak_forget" not in plain
+    paths = build_benchmark_sets({"muse": {**block, "privleak": True}}, {"muse": src},
+                                 tmp_path / "on")  # fmt: skip
+    forget = pl.read_parquet(paths["privleak_forget"])
+    holdout = pl.read_parquet(paths["privleak_holdout"])
+    assert forget.height == holdout.height == 100
+    assert set(forget["question"]) == {""} and forget["id"][0] == "muse-privleak_forget-0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mm.check_membership_sets(forget, holdout, forget_name="privleak_forget",
+                                 holdout_name="privleak_holdout")  # fmt: skip
 
 
 # ---- over seeds -------------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def rows_as_dicts(rows) -> list[dict[str, Any]]:
+def _rows_as_dicts(rows) -> list[dict[str, Any]]:
     """Rows (a frame or dicts) as dicts of ``id`` (the row's, else its position), ``question`` and
     ``answer``: :func:`probunlearn.metrics.token_scores.rows_as_dicts` without its torch import."""
     it = rows.iter_rows(named=True) if isinstance(rows, pl.DataFrame) else rows
@@ -196,7 +196,7 @@ def check_statistics(
 
 
 def _ids_questions(rows) -> list[tuple[str, str]]:
-    return [(r["id"], r["question"]) for r in rows_as_dicts(rows)]
+    return [(r["id"], r["question"]) for r in _rows_as_dicts(rows)]
 
 
 def check_membership_sets(
@@ -225,8 +225,8 @@ def check_membership_sets(
             f"holdout set {holdout_name!r} overlaps forget set {forget_name!r}: {len(shared)} shared "
             f"question(s), first {shared[0]!r}"
         )
-    f_a = {a for a in (r["answer"] for r in rows_as_dicts(forget_rows)) if a.strip()}
-    h_a = [r["answer"] for r in rows_as_dicts(holdout_rows) if r["question"] == ""]
+    f_a = {a for a in (r["answer"] for r in _rows_as_dicts(forget_rows)) if a.strip()}
+    h_a = [r["answer"] for r in _rows_as_dicts(holdout_rows) if r["question"] == ""]
     if shared := [a for a in h_a if a.strip() and a in f_a]:
         raise ValueError(
             f"holdout set {holdout_name!r} overlaps forget set {forget_name!r}: {len(shared)} shared "
@@ -372,7 +372,7 @@ def gradient_norms(
     try:
         for q in params:
             q.requires_grad_(True)
-        for r in rows_as_dicts(rows):
+        for r in _rows_as_dicts(rows):
             e = encode_pair(tokenizer, r["question"], r["answer"], fmt)
             js = e.scored
             if not js:
@@ -446,7 +446,7 @@ def score_membership(
     for set_name, rows in (("forget", forget_rows), ("holdout", holdout_rows)):
         plain = [
             {"id": r["id"], "question": r["question"], "answer": r["answer"]}
-            for r in rows_as_dicts(rows)
+            for r in _rows_as_dicts(rows)
         ]
         table = answer_token_table(
             model, tokenizer, plain, fmt, batch_size=batch_size, device=device, vocab_stats=True
