@@ -11,6 +11,12 @@ tables go to ``results/seeds_attacks.csv`` and ``.md`` (M_bin before and after p
 attack, and whether the attack raises it on every seed). Not part of the tests: one seed is a full default
 run. A seed whose results are complete is not rerun (Snakemake sees nothing to do).
 
+The membership-inference table of each seed (``tables/membership.csv``, experiment membership) is
+gathered the same way into ``results/seeds_membership.csv`` and ``.md``: per model and statistic the
+AUC and its interval on each seed, whether the interval lies above chance (the forget set is told
+from the holdout set: ``auc_lo > 0.5``) or holds chance (``auc_lo <= 0.5 <= auc_hi``) on each seed and
+on all of them, and PrivLeak per seed.
+
 Two readings (issue 42): ``holds_on_all`` uses ``holds`` (one run's point estimates, as the paper
 compares them); ``reproduced`` uses ``holds_interval``: a claim that compares two models holds on a
 seed only if its interval on the difference lies on the claimed side, and it is reproduced when
@@ -76,6 +82,40 @@ def seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
     )
 
 
+def membership_seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
+    """One row per (model, statistic) of the seeds' membership tables: ``auc_s{seed}``,
+    ``interval_s{seed}``, ``above_chance_s{seed}`` (``auc_lo > 0.5``), ``at_chance_s{seed}`` (the
+    interval holds 0.5) and ``privleak_s{seed}``; ``above_chance_on_all`` and ``at_chance_on_all``
+    over the seeds (a (model, statistic) absent on a seed holds on none)."""
+    frames = []
+    for seed, path in paths.items():
+        df = pl.read_csv(path)
+        frames.append(
+            df.select(
+                "model",
+                "statistic",
+                pl.col("auc").alias(f"auc_s{seed}"),
+                pl.format("[{}, {}]", pl.col("auc_lo").round(4), pl.col("auc_hi").round(4)).alias(
+                    f"interval_s{seed}"
+                ),
+                (pl.col("auc_lo") > 0.5).alias(f"above_chance_s{seed}"),
+                ((pl.col("auc_lo") <= 0.5) & (pl.col("auc_hi") >= 0.5)).alias(f"at_chance_s{seed}"),
+                pl.col("privleak").alias(f"privleak_s{seed}"),
+            )
+        )
+    out = frames[0]
+    for df in frames[1:]:
+        out = out.join(
+            df, on=["model", "statistic"], how="full", coalesce=True, maintain_order="left"
+        )
+    above = [f"above_chance_s{s}" for s in paths]
+    at = [f"at_chance_s{s}" for s in paths]
+    return out.with_columns(
+        pl.all_horizontal(pl.col(above).fill_null(False)).alias("above_chance_on_all"),
+        pl.all_horizontal(pl.col(at).fill_null(False)).alias("at_chance_on_all"),
+    )
+
+
 def attacks_seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
     """One row per (method, eval set, attack) of the seeds' attack tables (experiment attacks,
     ``tables/attacks.csv``): M_bin before and after per seed, the rise, and whether the attack raises
@@ -123,6 +163,13 @@ def main() -> int:
         Path("results/seeds_attacks.md").write_text(_markdown(at))
         with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250):
             print(at)
+    membership = {s: Path("results") / f"mini-s{s}" / "tables/membership.csv" for s in args.seeds}
+    if all(p.is_file() for p in membership.values()):
+        mt = membership_seeds_table(membership)
+        mt.write_csv("results/seeds_membership.csv")
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250):
+            print(mt)
+        Path("results/seeds_membership.md").write_text(_markdown(mt))
     return 0
 
 

@@ -83,6 +83,8 @@ def tiny_config(default: dict) -> dict:
     ul["lambda_r_sweep"] = {"split": "forget10", "lambda_f": 1.0, "values": [0.0]}
     ul["random_lambdas"] = {"draws": 1, "seed": 0, "splits": ["forget10"]}
     cfg["dcue"]["postfinetune"].update(methods=["npo", "rmu"], epochs=1, batch_size=4)
+    # membership inference: the target, the reference model and one Table 1 model (4 vs 4 answers)
+    cfg["membership"]["methods"] = ["npo"]
     cfg["figures"]["gen_points"] = 50
     # NPO attacked (issue 40): a model attack and a prompt family, ~10 s (relearning: its rule is
     # quant's, tested in tests/test_attack_workflow.py)

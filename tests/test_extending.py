@@ -170,6 +170,10 @@ def test_an_outside_benchmark_in_the_workflows_data_path(plugin, root, default_c
     shutil.copytree(root / "envs", work / "envs")
     cfg = tiny_config(default_config)
     cfg = {**cfg, "run": "caps", "benchmarks": {"local": str(local), "capitals": {"size": 4}}}
+    # the experiments beyond the paper read the mini run's TOFU-style sets, which this run lacks
+    cfg["experiments"] = [e for e in cfg["experiments"] if e not in ("attacks", "membership")]
+    # membership inference reads the world's author sets, which this benchmark does not yield
+    cfg["experiments"] = [e for e in cfg["experiments"] if e != "membership"]
     (work / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=True))
     run = [sys.executable, "-m", "snakemake", "--cores", "1", "results/caps/data/capitals.parquet"]
     proc = subprocess.run(run, cwd=work, capture_output=True, text=True)

@@ -123,7 +123,7 @@ def test_statistics_match_direct_definitions(lm, k):
     ref = ts.answer_token_table(ref_model, tok, FORGET + HOLDOUT, fmt)
     grads = mm.gradient_norms(model, tok, FORGET + HOLDOUT, fmt)
     got = mm.membership_statistics(table, k=k, reference=ref, gradnorm=grads)
-    assert got.columns == ["id", *mm.STATISTICS]
+    assert got.columns == ["id", *mm.statistic_names()]
     for r, g in zip(FORGET + HOLDOUT, got.iter_rows(named=True), strict=True):
         lp, mu, sd = _direct(model, tok, r, fmt)
         lp_ref, _, _ = _direct(ref_model, tok, r, fmt)
@@ -158,13 +158,13 @@ def test_score_membership_end_to_end(lm):
     frame = mm.score_membership(
         model, tok, FORGET, HOLDOUT, ts.TOFU_PHI, reference_model=ref_model, gradnorm_p=2
     )
-    assert frame.columns == ["set", "id", *mm.STATISTICS]
+    assert frame.columns == ["set", "id", *mm.statistic_names()]
     assert frame["set"].to_list() == ["forget"] * 3 + ["holdout"] * 3
     table = ts.answer_token_table(model, tok, FORGET, ts.TOFU_PHI, vocab_stats=True)
     direct = mm.membership_statistics(table, statistics=["loss", "min_k_plus_plus"])
     np.testing.assert_allclose(frame["loss"][:3].to_numpy(), direct["loss"].to_numpy(), rtol=1e-12)
     aucs = mm.membership_aucs(frame, model="target")
-    assert aucs["statistic"].to_list() == list(mm.STATISTICS)
+    assert aucs["statistic"].to_list() == mm.statistic_names()
     assert (aucs["auc_lo"] <= aucs["auc"]).all() and (aucs["auc"] <= aucs["auc_hi"]).all()
 
 

@@ -235,6 +235,8 @@ GPU_RULES = {
     "postfinetune",
     "sample_shard",
     "evaluate",
+    "attack",
+    "membership",
 }
 
 

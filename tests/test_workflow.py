@@ -65,14 +65,16 @@ PLUGIN = Path(__file__).resolve().parent / "plugin"
 
 @pytest.fixture(scope="module")
 def tiny_run(root, default_config, tmp_path_factory):
-    """The tiny config's whole DAG, with a method and a scorer registered from outside (the
-    throw-away distribution of tests/plugin, on the path of every snakemake run of this module:
-    docs/extending.md): Table 1 gains ``scaled_ga``, every score job ``short_answer``."""
+    """The tiny config's whole DAG, with a method, a scorer and a membership statistic registered
+    from outside (the throw-away distribution of tests/plugin, on the path of every snakemake run
+    of this module: docs/extending.md): Table 1 gains ``scaled_ga``, every score job
+    ``short_answer``, the membership table ``median_logprob``."""
     from conftest import tiny_config
 
     cfg = tiny_config(default_config)
     cfg["unlearning"]["table1"]["methods"].append("scaled_ga")
     cfg["unlearning"]["overrides"]["scaled_ga"] = {"scale": 0.5}
+    cfg["membership"]["statistics"].append("median_logprob")
     with pytest.MonkeyPatch.context() as mp:
         path = os.environ.get("PYTHONPATH")
         mp.setenv("PYTHONPATH", str(PLUGIN) + (os.pathsep + path if path else ""))
@@ -156,6 +158,29 @@ def test_figures_and_tables_written(tiny_run):
     assert {"RMU", "GD", "GA", "NPO", "Ours"} <= set(t1.columns)
     assert (out / "tables/table2.csv").exists()
     assert not list(out.rglob("*.tmp")) and not list(out.rglob(".*.tmp"))
+
+
+def test_membership_table(tiny_run):
+    """The membership-inference table and figure: every scored model (target, reference, Table 1's
+    NPO) x statistic (the six and the outside one), forget10's 4 answers against the first 4 of
+    the holdout authors' 8, PrivLeak against the reference model."""
+    from probunlearn.metrics.membership import TABLE_COLUMNS
+
+    work, cfg = tiny_run
+    out = work / "results/tiny"
+    df = pl.read_csv(out / "tables/membership.csv")
+    assert df.columns == list(TABLE_COLUMNS)
+    models = ["target", "reference_forget10", "npo-forget10-f0-r0"]
+    assert list(dict.fromkeys(df["model"])) == models
+    stats = cfg["membership"]["statistics"]
+    assert df.filter(pl.col("model") == "target")["statistic"].to_list() == stats
+    assert set(df["n_forget"]) == set(df["n_holdout"]) == {4}
+    assert (df["auc_lo"] <= df["auc"]).all() and (df["auc"] <= df["auc_hi"]).all()
+    assert df.filter(pl.col("retrained"))["model"].unique().to_list() == ["reference_forget10"]
+    target = df.filter((pl.col("model") == "target") & (pl.col("statistic") != "reference"))
+    assert target["privleak"].null_count() == 0
+    assert (out / "figures/membership.png").stat().st_size > 5000
+    assert (out / "figures/membership.pdf").exists()
 
 
 def test_claims_table(tiny_run):
@@ -395,7 +420,7 @@ def test_report_has_every_figure(tiny_run):
     proc = snakemake(work, "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]
     html = (work / "report.html").read_text(errors="ignore")
-    for name in ("fig3a", "fig4b", "fig6", "table1", "claims"):
+    for name in ("fig3a", "fig4b", "fig6", "table1", "claims", "membership"):
         assert name in html, name
 
 

@@ -1,6 +1,6 @@
-"""A researcher's own method, scorer and benchmark, registered from outside probunlearn through the
-entry points of its distribution (tests/plugin/probunlearn_demo_plugin-0.1.dist-info). docs/extending.md
-shows the same three."""
+"""A researcher's own method, scorer, benchmark and membership statistic, registered from outside
+probunlearn through the entry points of its distribution
+(tests/plugin/probunlearn_demo_plugin-0.1.dist-info). docs/extending.md shows the same four."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from probunlearn.benchmarks import Benchmark
 from probunlearn.data.rows import make_row, to_frame
 from probunlearn.methods import Method, Setting
+from probunlearn.metrics.membership import Statistic
 from probunlearn.scoring import BINARY_METRICS, Scorer
 
 
@@ -75,3 +76,14 @@ class Capitals(Benchmark):
 
     def evaluate_sets(self, choice, source):
         return {"capitals": self.rows(source)}
+
+
+class MedianLogprob(Statistic):
+    """The median log-probability of an example's scored tokens; members high."""
+
+    name = "median_logprob"
+    label = "Median log-prob"
+    member_high = True
+
+    def compute(self, tokens):
+        return np.array([np.median(v) for v in tokens.logprobs])

@@ -40,11 +40,13 @@ def _registry_choices(kind: str, where: str | None) -> list[str]:
     """The names a registry offers, optionally only those whose attribute ``where`` holds
     (``not needs_refusals``: those whose attribute is false)."""
     from probunlearn import attacks, methods, scoring
+    from probunlearn.metrics.membership.base import STATISTICS
 
     registries = {
         "methods": methods.METHODS,
         "scorers": scoring.SCORERS,
         "attacks": attacks.ATTACKS,
+        "membership_statistics": STATISTICS,
     }
     if kind not in registries:
         raise ValueError(f"schema: unknown registry {kind!r} in x-registry")

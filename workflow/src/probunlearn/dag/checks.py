@@ -50,6 +50,10 @@ def check_config(config: Mapping) -> None:
         )
     if "attacks" in experiments:
         check_attacks(config)
+    if "membership" in experiments:  # its block against the run (probunlearn.dag.membership)
+        from probunlearn.dag.design import Design
+
+        Design(config).experiment_design("membership").check()
     sweep = config["unlearning"]["lambda_f_sweep"]
     fig4a = set(sweep["fig4a_splits"]) - set(sweep["splits"])
     if fig4a:

@@ -24,6 +24,7 @@ from probunlearn.benchmarks import (
     dataset_files,
 )
 from probunlearn.dag.attacks import AttackDesign, is_attacked, parse_attacked, plain_evalset
+from probunlearn.dag.membership import MembershipDesign
 from probunlearn.dag.naming import (
     method_labels,
     model_recipe,
@@ -56,6 +57,8 @@ EXPERIMENT_OUTPUTS = (
     ("attacks", ["attacks"], ["attacks"]),
 )
 LOGPROB_ORDER = (*FORGET_SPLITS, "retain", "holdout", "real_authors", "world_facts")
+# the workflow's own experiments with a DAG part of their own (as a benchmark's experiment has)
+OWN_PARTS = {"membership": MembershipDesign}
 
 
 def canon(d: Mapping) -> dict:
@@ -79,16 +82,19 @@ class Design:
     @cached_property
     def extensions(self) -> dict[str, Any]:
         """Experiment -> its part of the DAG, for the run's experiments that a benchmark brings
-        (:meth:`probunlearn.benchmarks.Benchmark.experiment_design`)."""
+        (:meth:`probunlearn.benchmarks.Benchmark.experiment_design`) or that have a module of their
+        own (:data:`OWN_PARTS`: membership, :mod:`probunlearn.dag.membership`)."""
         out = {}
         for e in sorted(self.experiments):
             bench = by_experiment(e)
             if bench is not None:
                 out[e] = bench.experiment_design(self)
+            elif e in OWN_PARTS:
+                out[e] = OWN_PARTS[e](self)
         return out
 
     def experiment_design(self, experiment: str) -> Any:
-        """A benchmark's experiment of the run (its rules file asks), or None when it is off."""
+        """An experiment's part of the DAG (its rules file asks), or None when it is off."""
         return self.extensions.get(experiment)
 
     @cached_property

@@ -22,6 +22,16 @@ class MuseNews(Benchmark):
     experiment = "muse"
     corpora = (Corpus(split="news", retain="news_retain", dcue_forget="knowmem_forget"),)
 
+    def files(self, cfg: Mapping[str, Any]) -> list[str]:
+        """The default files, and MUSE's PrivLeak texts with ``privleak: true`` (opt-in, so that a
+        run without it fetches and builds what it did)."""
+        own = ["privleak_forget", "privleak_holdout"] if cfg.get("privleak") else []
+        return [*self.dataset().default, *own]
+
+    def sets(self, cfg: Mapping[str, Any]) -> list[str]:
+        own = ["privleak_forget", "privleak_holdout"] if cfg.get("privleak") else []
+        return [*self.spec["sets"], *own]
+
     def sizes(self, cfg: Mapping[str, Any]) -> dict[str, int]:
         from probunlearn.benchmarks.muse_news import corpus as mc
 
@@ -32,7 +42,9 @@ class MuseNews(Benchmark):
             return full if k is None else int(k)
 
         knowmem = cap("knowmem_size", self.spec["rows"]["knowmem"])
+        own = {f"privleak_{s}": mc.PRIVLEAK_ROWS for s in ("forget", "holdout")}
         return {
+            **(own if cfg.get("privleak") else {}),
             "knowmem_forget": knowmem,
             "knowmem_retain": knowmem,
             "verbmem_forget": cap("verbmem_size", self.spec["rows"]["verbmem"]),
@@ -46,7 +58,9 @@ class MuseNews(Benchmark):
 
         size = self.sizes(cfg)
         holdout = mc.load_raw("holdout", source, size["holdout"])
+        privleak = ("forget", "holdout") if cfg.get("privleak") else ()
         return {
+            **{f"privleak_{s}": mc.privleak_rows(s, source) for s in privleak},
             "knowmem_forget": mc.knowmem_rows("knowmem_forget", source, size["knowmem_forget"]),
             "knowmem_retain": mc.knowmem_rows("knowmem_retain", source, size["knowmem_retain"]),
             "verbmem_forget": mc.verbmem_rows(source, size["verbmem_forget"]),

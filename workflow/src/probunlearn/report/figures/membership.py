@@ -41,8 +41,8 @@ def fig_membership(df: pl.DataFrame, out_stem: PathLike, table_stem: PathLike) -
 
     ``df``: a membership table (:func:`probunlearn.metrics.membership.membership_table`; the columns
     model, statistic, label, n_forget, n_holdout, alpha, auc, auc_lo, auc_hi, retrained, and privleak
-    where present). The
-    CSV holds the plotted rows. Returns the CSV path."""
+    where present). The CSV holds the plotted rows with every column of ``df`` (the whole membership
+    table). Returns the CSV path."""
     d = check_frame(df, COLUMNS)
     check_unique_keys(d, ["model", "statistic"])
     for c in ("auc", "auc_lo", "auc_hi"):
@@ -52,8 +52,7 @@ def fig_membership(df: pl.DataFrame, out_stem: PathLike, table_stem: PathLike) -
     alphas = d["alpha"].unique().to_list()
     if len(alphas) != 1:
         raise ValueError(f"df column 'alpha' must hold one level, got {sorted(alphas)}")
-    keep = [c for c in ("privleak", "privleak_lo", "privleak_hi") if c in df.columns]
-    plotted = df.select(COLUMNS + keep)
+    plotted = df  # every column, in its order
     models = list(dict.fromkeys(d["model"].to_list()))
     stats = list(dict.fromkeys(d["statistic"].to_list()))
     retrained = d.filter(pl.col("retrained"))["model"].unique().to_list()

@@ -8,7 +8,9 @@ published choice): for question/answer rows (TOFU, the mini world) the **answer 
 open-unlearning's ``QADataset``); for MUSE-News's privleak texts the **whole text** (rows with an empty
 question and :data:`TEXT_FORMAT`: every token after the first, as MUSE's ``compute_ppl`` and
 open-unlearning's ``CompletionDataset``), plus the eos label of the token layer. With ``lp_t`` the
-log-probability of scored token t (n of them):
+log-probability of scored token t (n of them), the built-in statistics (:mod:`.statistics`; every
+statistic is an entry of the registry :data:`STATISTICS`, :mod:`.base`, so a researcher adds one as a
+module here or an entry point of the group ``probunlearn.membership_statistics``):
 
 - ``loss`` (LOSS; Yeom et al. 2018): ``-mean_t lp_t``; members low.
 - ``zlib`` (Carlini et al. 2021, "zlib"): the log-perplexity over the zlib entropy,
@@ -37,6 +39,8 @@ member-like, ``P(forget > holdout) + P(tie) / 2``: 1 = the forget set is fully i
 chance; open-unlearning's ``mia_*`` AUCs have this orientation. PrivLeak: :func:`probunlearn.bounds.privleak`
 (MUSE's orientation, -100 for a model that still holds the forget set; MUSE's PrivLeak is the
 ``min_k`` row with k = 0.4).
+
+Torch-free on import: the token layer (and torch) is loaded where a model is scored.
 """
 
 from __future__ import annotations
@@ -44,24 +48,34 @@ from __future__ import annotations
 import math
 import os
 import warnings
-import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
-from probunlearn import bounds
-from probunlearn.metrics.token_scores import QAFormat, rows_as_dicts
+from probunlearn.metrics.membership.base import (
+    NEEDS,
+    STATISTICS,
+    Statistic,
+    Tokens,
+    statistic,
+    statistic_names,
+    statistics,
+)
 from probunlearn.storage.atomic import write_csv, write_parquet
 
+if TYPE_CHECKING:  # the token layer imports torch: loaded where a model is scored
+    from probunlearn.metrics.token_scores import QAFormat
+
 __all__ = [
+    "NEEDS",
     "STATISTICS",
     "TABLE_COLUMNS",
-    "TEXT_FORMAT",
+    "TEXT_FORMAT",  # noqa: F822 (module __getattr__: a QAFormat, whose module imports torch)
     "Statistic",
+    "Tokens",
     "check_membership_sets",
     "check_statistics",
     "gradient_norms",
@@ -70,40 +84,42 @@ __all__ = [
     "membership_table",
     "min_k_count",
     "score_membership",
+    "statistic",
     "statistic_label",
+    "statistic_names",
+    "statistics",
+    "text_format",
     "write_membership_table",
 ]
 
-TEXT_FORMAT = QAFormat("", "", "", max_length=2048)
-"""Plain texts (MUSE-News's privleak articles as rows with an empty question): every token scored,
-up to MUSE's 2048 tokens."""
+
+def text_format() -> QAFormat:
+    """Plain texts (MUSE-News's privleak articles as rows with an empty question): every token
+    scored, up to MUSE's 2048 tokens (:data:`TEXT_FORMAT`)."""
+    from probunlearn.metrics.token_scores import QAFormat
+
+    return QAFormat("", "", "", max_length=2048)
 
 
-@dataclass(frozen=True)
-class Statistic:
-    """One attack statistic: its name, its figure label, which direction means "member", what it
-    needs (``vocab_stats``: a token table with the next-token distribution's moments; ``reference``: a
-    reference model; ``backward``: a backward pass per example) and open-unlearning's metric name."""
-
-    name: str
-    label: str
-    member_high: bool
-    needs: tuple[str, ...]
-    openunlearning: str
+def __getattr__(name: str) -> Any:
+    if name == "TEXT_FORMAT":
+        return text_format()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-STATISTICS: dict[str, Statistic] = {
-    s.name: s
-    for s in (
-        Statistic("loss", "LOSS", False, (), "mia_loss"),
-        Statistic("zlib", "ZLib", False, (), "mia_zlib"),
-        Statistic("min_k", "Min-{k}%", True, (), "mia_min_k"),
-        Statistic("min_k_plus_plus", "Min-{k}%++", True, ("vocab_stats",), "mia_min_k_plus_plus"),
-        Statistic("reference", "Reference", False, ("reference",), "mia_reference"),
-        Statistic("gradnorm", "GradNorm", False, ("backward",), "mia_gradnorm"),
-    )
-}
-"""The statistics, in the figures' order."""
+def _rows_as_dicts(rows) -> list[dict[str, Any]]:
+    """Rows (a frame or dicts) as dicts of ``id`` (the row's, else its position), ``question`` and
+    ``answer``: :func:`probunlearn.metrics.token_scores.rows_as_dicts` without its torch import."""
+    it = rows.iter_rows(named=True) if isinstance(rows, pl.DataFrame) else rows
+    return [
+        {
+            "id": str(r["id"]) if r.get("id") is not None else str(k),
+            "question": r["question"],
+            "answer": r["answer"],
+        }
+        for k, r in enumerate(it)
+    ]
+
 
 TABLE_COLUMNS = {
     "model": pl.String,
@@ -132,9 +148,7 @@ def _check_k(k: float) -> float:
 
 def statistic_label(name: str, k: float = 0.4) -> str:
     """The figure label of a statistic (``Min-40%`` for ``min_k`` at k = 0.4)."""
-    if name not in STATISTICS:
-        raise ValueError(f"unknown statistic {name!r}; expected one of {list(STATISTICS)}")
-    return STATISTICS[name].label.format(k=f"{100 * _check_k(k):g}")
+    return statistic(name).label_for(_check_k(k))
 
 
 def min_k_count(n: int, k: float) -> int:
@@ -150,30 +164,29 @@ def check_statistics(
     backward: bool,
     model: str = "model",
 ) -> list[str]:
-    """The statistics to compute: ``statistics`` checked (None = every one the inputs allow).
+    """The statistics to compute: ``statistics`` checked (None = every one the inputs allow), in
+    the order given.
 
     A statistic whose input is missing is a ValueError naming it and the model: ``reference``
     without a reference model, ``min_k_plus_plus`` without the next-token moments, ``gradnorm``
     without gradient norms."""
     have = {"reference": reference, "vocab_stats": vocab_stats, "backward": backward}
+    known = statistic_names()
     if statistics is None:
-        return [s for s, st in STATISTICS.items() if all(have[n] for n in st.needs)]
+        return [s for s in known if all(have.get(n) for n in statistic(s).needs)]
     names = list(statistics)
-    unknown = [s for s in names if s not in STATISTICS]
+    unknown = [s for s in names if s not in known]
     if unknown or not names or len(set(names)) != len(names):
-        raise ValueError(
-            f"statistics must be distinct names out of {list(STATISTICS)}, got {names}"
-        )
-    what = {
-        "reference": "a reference model (its token table of the same rows)",
-        "vocab_stats": "a token table with vocab_stats (the next-token distribution's mean and std)",
-        "backward": "gradient norms (a backward pass per example)",
-    }
+        raise ValueError(f"statistics must be distinct names out of {known}, got {names}")
     for s in names:
-        for need in STATISTICS[s].needs:
+        for need in statistic(s).needs:
+            if need not in NEEDS:
+                raise ValueError(
+                    f"statistic {s!r} needs {need!r}, which is none of the inputs {list(NEEDS)}"
+                )
             if not have[need]:
                 raise ValueError(
-                    f"statistic {s!r} of model {model!r} needs {what[need]}; none given"
+                    f"statistic {s!r} of model {model!r} needs {NEEDS[need]}; none given"
                 )
     return names
 
@@ -183,7 +196,7 @@ def check_statistics(
 
 
 def _ids_questions(rows) -> list[tuple[str, str]]:
-    return [(r["id"], r["question"]) for r in rows_as_dicts(rows)]
+    return [(r["id"], r["question"]) for r in _rows_as_dicts(rows)]
 
 
 def check_membership_sets(
@@ -212,8 +225,8 @@ def check_membership_sets(
             f"holdout set {holdout_name!r} overlaps forget set {forget_name!r}: {len(shared)} shared "
             f"question(s), first {shared[0]!r}"
         )
-    f_a = {a for a in (r["answer"] for r in rows_as_dicts(forget_rows)) if a.strip()}
-    h_a = [r["answer"] for r in rows_as_dicts(holdout_rows) if r["question"] == ""]
+    f_a = {a for a in (r["answer"] for r in _rows_as_dicts(forget_rows)) if a.strip()}
+    h_a = [r["answer"] for r in _rows_as_dicts(holdout_rows) if r["question"] == ""]
     if shared := [a for a in h_a if a.strip() and a in f_a]:
         raise ValueError(
             f"holdout set {holdout_name!r} overlaps forget set {forget_name!r}: {len(shared)} shared "
@@ -232,12 +245,7 @@ def check_membership_sets(
 # the statistics
 
 
-def _lowest_mean(values: np.ndarray, k: float) -> float:
-    return float(np.mean(np.sort(values)[: min_k_count(values.size, k)]))
-
-
-def _answers(table: pl.DataFrame, name: str) -> pl.DataFrame:
-    need = ["id", "logprobs", "text"]
+def _answers(table: pl.DataFrame, name: str, need: Sequence[str] = ("id", "logprobs", "text")):
     missing = [c for c in need if c not in table.columns]
     if missing:
         raise ValueError(f"{name}: missing column(s) {missing} (a token_scores.answer_token_table)")
@@ -256,6 +264,10 @@ def _answers(table: pl.DataFrame, name: str) -> pl.DataFrame:
     return table
 
 
+def _floats(values: list) -> list[np.ndarray]:
+    return [np.asarray(v, dtype=np.float64) for v in values]
+
+
 def membership_statistics(
     table: pl.DataFrame,
     *,
@@ -265,12 +277,14 @@ def membership_statistics(
     gradnorm: pl.DataFrame | Mapping[str, float] | None = None,
     model: str = "model",
 ) -> pl.DataFrame:
-    """Per-example statistics (module docstring) from a token table of one model.
+    """Per-example statistics (:data:`STATISTICS`) from a token table of one model.
 
     ``table``: :func:`probunlearn.metrics.token_scores.answer_token_table` of the rows (its ``answer``
-    rows are used; ``vocab_stats=True`` for Min-K%++); ``reference``: the same of a reference model on
-    the same ids; ``gradnorm``: id -> gradient norm (:func:`gradient_norms`). ``statistics``: None =
-    every one these inputs allow. Returns ``id`` and one Float64 column per statistic, in table order.
+    rows are used; ``vocab_stats=True`` for Min-K%++); ``reference``: the ``id`` and ``logprobs`` of a
+    reference model on the same ids (its token table, or its :func:`score_membership` frame with
+    ``keep_logprobs``); ``gradnorm``: id -> gradient norm (:func:`gradient_norms`). ``statistics``:
+    None = every one these inputs allow. Returns ``id`` and one Float64 column per statistic, in
+    the order asked (registry order for None).
     """
     k = _check_k(k)
     t = _answers(table, f"token table of {model!r}")
@@ -283,47 +297,46 @@ def membership_statistics(
         model=model,
     )
     ids = t["id"].to_list()
-    lps = [np.asarray(v, dtype=np.float64) for v in t["logprobs"].to_list()]
-    loss = np.array([-v.mean() for v in lps])
+    ref = grads = None
+    if reference is not None and any("reference" in statistic(s).needs for s in names):
+        r = _answers(reference, f"reference token table of {model!r}", ("id", "logprobs"))
+        by_id = dict(zip(r["id"].to_list(), r["logprobs"].to_list(), strict=True))
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ValueError(
+                f"reference token table of {model!r} lacks id(s) {missing[:3]} of the model's"
+            )
+        ref = _floats([by_id[i] for i in ids])
+    if gradnorm is not None and any("backward" in statistic(s).needs for s in names):
+        g = (
+            dict(zip(gradnorm["id"].to_list(), gradnorm["gradnorm"].to_list(), strict=True))
+            if isinstance(gradnorm, pl.DataFrame)
+            else dict(gradnorm)
+        )
+        missing = [i for i in ids if i not in g]
+        if missing:
+            raise ValueError(f"gradnorm of {model!r} lacks id(s) {missing[:3]}")
+        grads = np.array([float(g[i]) for i in ids], dtype=np.float64)
+    tokens = Tokens(
+        ids=ids,
+        logprobs=_floats(t["logprobs"].to_list()),
+        texts=[str(x) for x in t["text"].to_list()],
+        k=k,
+        vocab_mean=_floats(t["vocab_mean"].to_list()) if vocab else None,
+        vocab_std=_floats(t["vocab_std"].to_list()) if vocab else None,
+        reference=ref,
+        gradnorm=grads,
+        model=model,
+    )
     out: dict[str, Any] = {"id": ids}
     for s in names:
-        if s == "loss":
-            out[s] = loss
-        elif s == "zlib":
-            z = [len(zlib.compress(str(x).encode("utf-8"))) for x in t["text"].to_list()]
-            out[s] = loss / np.asarray(z, dtype=np.float64)
-        elif s == "min_k":
-            out[s] = [_lowest_mean(v, k) for v in lps]
-        elif s == "min_k_plus_plus":
-            mus, sds = t["vocab_mean"].to_list(), t["vocab_std"].to_list()
-            vals = []
-            for i, v, mu, sd in zip(ids, lps, mus, sds, strict=True):
-                mu, sd = np.asarray(mu, dtype=np.float64), np.asarray(sd, dtype=np.float64)
-                if mu.shape != v.shape or sd.shape != v.shape:
-                    raise ValueError(f"token table of {model!r}: id {i!r}: vocab stats per token")
-                vals.append(_lowest_mean((v - mu) / np.maximum(sd, 1e-12), k))
-            out[s] = vals
-        elif s == "reference":
-            assert reference is not None
-            r = _answers(reference, f"reference token table of {model!r}")
-            ref = dict(zip(r["id"].to_list(), r["logprobs"].to_list(), strict=True))
-            missing = [i for i in ids if i not in ref]
-            if missing:
-                raise ValueError(
-                    f"reference token table of {model!r} lacks id(s) {missing[:3]} of the model's"
-                )
-            out[s] = loss - np.array([-np.mean(ref[i]) for i in ids])
-        elif s == "gradnorm":
-            assert gradnorm is not None
-            g = (
-                dict(zip(gradnorm["id"].to_list(), gradnorm["gradnorm"].to_list(), strict=True))
-                if isinstance(gradnorm, pl.DataFrame)
-                else dict(gradnorm)
+        values = np.asarray(statistic(s).compute(tokens), dtype=np.float64)
+        if values.shape != (len(ids),):
+            raise ValueError(
+                f"statistic {s!r} of model {model!r} returned shape {values.shape}, expected one "
+                f"value per example ({len(ids)})"
             )
-            missing = [i for i in ids if i not in g]
-            if missing:
-                raise ValueError(f"gradnorm of {model!r} lacks id(s) {missing[:3]}")
-            out[s] = [float(g[i]) for i in ids]
+        out[s] = values
     return pl.DataFrame(out, schema={"id": pl.String, **{s: pl.Float64 for s in names}})
 
 
@@ -359,7 +372,7 @@ def gradient_norms(
     try:
         for q in params:
             q.requires_grad_(True)
-        for r in rows_as_dicts(rows):
+        for r in _rows_as_dicts(rows):
             e = encode_pair(tokenizer, r["question"], r["answer"], fmt)
             js = e.scored
             if not js:
@@ -395,43 +408,51 @@ def score_membership(
     reference_model=None,
     reference_tokenizer=None,
     reference_fmt: QAFormat | None = None,
+    reference_table: pl.DataFrame | None = None,
     gradnorm_p: float | None = None,
     batch_size: int = 32,
     device: str | None = None,
     model_name: str = "model",
     forget_name: str = "forget",
     holdout_name: str = "holdout",
+    keep_logprobs: bool = False,
 ) -> pl.DataFrame:
     """Per-example statistics of a model on a forget and a holdout set (one row per example, with
     ``set`` = forget / holdout), from token tables with the next-token moments (Min-K%++).
 
     The sets are checked first (:func:`check_membership_sets`), and so are the statistics asked for
-    (:func:`check_statistics`), before the model runs. ``reference_model`` (its own tokenizer and
-    format, default the model's): the Reference statistic; ``gradnorm_p`` (1, 2 or inf): GradNorm
-    (a backward pass per example)."""
+    (:func:`check_statistics`), before the model runs. The Reference statistic takes the reference
+    model's log-probabilities from ``reference_model`` (scored here, with its own tokenizer and
+    format, default the model's) or from ``reference_table`` (``id`` and ``logprobs`` of both sets:
+    a reference model's frame of this function with ``keep_logprobs``); ``gradnorm_p`` (1, 2 or
+    inf): GradNorm (a backward pass per example). ``keep_logprobs`` adds each example's scored-token
+    log-probabilities (column ``logprobs``)."""
     from probunlearn.metrics.token_scores import answer_token_table
 
     check_membership_sets(
         forget_rows, holdout_rows, forget_name=forget_name, holdout_name=holdout_name
     )
+    if reference_model is not None and reference_table is not None:
+        raise ValueError("give reference_model or reference_table, not both")
     names = check_statistics(
         statistics,
-        reference=reference_model is not None,
+        reference=reference_model is not None or reference_table is not None,
         vocab_stats=True,
         backward=gradnorm_p is not None,
         model=model_name,
     )
+    needs = {n for s in names for n in statistic(s).needs}
     frames = []
     for set_name, rows in (("forget", forget_rows), ("holdout", holdout_rows)):
         plain = [
             {"id": r["id"], "question": r["question"], "answer": r["answer"]}
-            for r in rows_as_dicts(rows)
+            for r in _rows_as_dicts(rows)
         ]
         table = answer_token_table(
             model, tokenizer, plain, fmt, batch_size=batch_size, device=device, vocab_stats=True
         )
-        ref = None
-        if reference_model is not None and "reference" in names:
+        ref = reference_table if "reference" in needs else None
+        if reference_model is not None and "reference" in needs:
             ref = answer_token_table(
                 reference_model,
                 reference_tokenizer if reference_tokenizer is not None else tokenizer,
@@ -441,14 +462,18 @@ def score_membership(
                 device=device,
             )
         grads = None
-        if gradnorm_p is not None and "gradnorm" in names:
+        if gradnorm_p is not None and "backward" in needs:
             grads = gradient_norms(model, tokenizer, plain, fmt, p=gradnorm_p, device=device)
         stats = membership_statistics(
             table, k=k, statistics=names, reference=ref, gradnorm=grads, model=model_name
         )
-        frames.append(
-            stats.with_columns(pl.lit(set_name).alias("set")).select("set", *stats.columns)
-        )
+        stats = stats.with_columns(pl.lit(set_name).alias("set")).select("set", *stats.columns)
+        if keep_logprobs:
+            lps = _answers(table, f"token table of {model_name!r}").select("id", "logprobs")
+            stats = stats.join(lps, on="id", how="left", maintain_order="left").with_columns(
+                pl.col("logprobs").cast(pl.List(pl.Float64))
+            )
+        frames.append(stats)
     return pl.concat(frames)
 
 
@@ -456,31 +481,29 @@ def score_membership(
 # AUCs, PrivLeak, the per-run table
 
 
-def _oriented(stats: pl.DataFrame, statistic: str, model: str) -> tuple[np.ndarray, np.ndarray]:
-    if "set" not in stats.columns or statistic not in stats.columns:
+def _oriented(stats: pl.DataFrame, name: str, model: str) -> tuple[np.ndarray, np.ndarray]:
+    if "set" not in stats.columns or name not in stats.columns:
         raise ValueError(
-            f"statistics of {model!r} need columns 'set' and {statistic!r} (has {stats.columns})"
+            f"statistics of {model!r} need columns 'set' and {name!r} (has {stats.columns})"
         )
     sets = set(stats["set"].unique().to_list())
     if not sets <= {"forget", "holdout"}:
         raise ValueError(
             f"statistics of {model!r}: set must be forget or holdout, got {sorted(sets)}"
         )
-    sign = 1.0 if STATISTICS[statistic].member_high else -1.0
-    f = stats.filter(pl.col("set") == "forget")[statistic].to_numpy().astype(np.float64)
-    h = stats.filter(pl.col("set") == "holdout")[statistic].to_numpy().astype(np.float64)
-    for name, v in (("forget", f), ("holdout", h)):
+    sign = 1.0 if statistic(name).member_high else -1.0
+    f = stats.filter(pl.col("set") == "forget")[name].to_numpy().astype(np.float64)
+    h = stats.filter(pl.col("set") == "holdout")[name].to_numpy().astype(np.float64)
+    for set_name, v in (("forget", f), ("holdout", h)):
         if v.size == 0:
-            raise ValueError(f"statistics of {model!r}: no {name} example")
+            raise ValueError(f"statistics of {model!r}: no {set_name} example")
         if not np.isfinite(v).all():
-            raise ValueError(
-                f"statistics of {model!r}: {statistic} is not finite on the {name} set"
-            )
+            raise ValueError(f"statistics of {model!r}: {name} is not finite on the {set_name} set")
     return sign * f, sign * h
 
 
 def _stat_names(stats: pl.DataFrame) -> list[str]:
-    return [s for s in STATISTICS if s in stats.columns]
+    return [s for s in statistic_names() if s in stats.columns]
 
 
 def membership_aucs(
@@ -494,6 +517,8 @@ def membership_aucs(
     """AUC of forget against holdout with a ``1 - alpha`` interval, per statistic of
     :func:`score_membership`'s frame: ``model``, ``statistic``, ``label``, ``member_high``,
     ``n_forget``, ``n_holdout``, ``alpha``, ``auc``, ``auc_lo``, ``auc_hi``."""
+    from probunlearn import bounds  # on use: scipy is slow to import (the DAG reads this package)
+
     a = bounds.check_alpha(alpha)
     rows = []
     for s in _stat_names(stats):
@@ -504,7 +529,7 @@ def membership_aucs(
                 "model": model,
                 "statistic": s,
                 "label": statistic_label(s, k),
-                "member_high": STATISTICS[s].member_high,
+                "member_high": statistic(s).member_high,
                 "n_forget": int(f.size),
                 "n_holdout": int(h.size),
                 "alpha": a,
@@ -514,7 +539,7 @@ def membership_aucs(
             }
         )
     if not rows:
-        raise ValueError(f"statistics of {model!r} hold no statistic column {list(STATISTICS)}")
+        raise ValueError(f"statistics of {model!r} hold no statistic column {statistic_names()}")
     return pl.DataFrame(rows, schema={c: TABLE_COLUMNS[c] for c in rows[0]})
 
 
@@ -531,6 +556,8 @@ def membership_table(
     MUSE's orientation with a ``1 - alpha`` interval from the two AUCs' intervals at ``alpha / 2``
     each (:func:`probunlearn.bounds.privleak_interval`). ``stats``: model name -> its
     :func:`score_membership` frame, in the table's order. Columns: :data:`TABLE_COLUMNS`."""
+    from probunlearn import bounds
+
     a = bounds.check_alpha(alpha)
     if not stats:
         raise ValueError("stats is empty: no model to tabulate")

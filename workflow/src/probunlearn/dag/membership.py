@@ -1,0 +1,232 @@
+"""The experiment ``membership`` in the workflow's DAG: which models are scored on which forget and
+holdout sets with which statistics, each job's inputs and settings, the table and its jobs, and the
+checks of the config's ``membership`` block before any job (read by :class:`probunlearn.dag.Design`
+as a part of its own, the way a benchmark's experiment is, and by workflow/rules/membership.smk)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from probunlearn.data.evalsets import FORGET_SPLITS, RETAIN_OF
+
+EXPERIMENT = "membership"
+FINE_TUNED = {"full", *FORGET_SPLITS, *RETAIN_OF.values(), "retain"}
+"""The author sets (the world's, TOFU's) whose rows the target was fine-tuned on: members all."""
+ENCODING = ("question_start_tag", "question_end_tag", "answer_tag", "max_length")
+"""The keys of config ``tofu_eval`` that decide the scored tokens (the statistics see TOFU's)."""
+
+
+def _sorted(d: Mapping) -> dict:
+    """A dict param with sorted keys (as :func:`probunlearn.dag.canon`)."""
+    return {k: _sorted(v) if isinstance(v, Mapping) else v for k, v in sorted(d.items())}
+
+
+def _contains_forget(holdout: str, forget: str) -> bool:
+    """Whether the rows of set ``holdout`` include some of set ``forget`` by construction (the forget
+    splits are nested, the last authors of ``full``)."""
+    if holdout == forget:
+        return True
+    if forget in FORGET_SPLITS:
+        return holdout == "full" or holdout in FORGET_SPLITS
+    return False
+
+
+class MembershipDesign:
+    """The membership-inference experiment of one run (``design``: its Design)."""
+
+    def __init__(self, design: Any) -> None:
+        self.design = design
+        self.section = design.config[EXPERIMENT]
+
+    # ---- the sets and models --------------------------------------------------------------------
+    @property
+    def forget(self) -> str:
+        """The eval set of the members."""
+        return self.section["forget"]
+
+    @property
+    def holdout(self) -> str:
+        """The eval set of the non-members."""
+        return self.section["holdout"]
+
+    @property
+    def reference(self) -> str | None:
+        """The retrained model (PrivLeak's baseline, the Reference statistic's model), or None."""
+        return self.section["reference"]
+
+    def holdout_rows(self) -> int | None:
+        """How many leading rows of the holdout set are taken: the forget set's size where the
+        holdout set is larger (TOFU's holdout01 / holdout05 are the first rows of holdout10, the
+        holdout set of a run with forget10), else None (all)."""
+        d = self.design
+        n_forget, n_holdout = d.evalset_rows(self.forget), d.evalset_rows(self.holdout)
+        return n_forget if n_holdout > n_forget else None
+
+    def unlearned_models(self) -> dict[str, str]:
+        """Method -> the unlearned model scored: Table 1's, else a benchmark experiment's (MUSE's)."""
+        d = self.design
+        pool = dict(d.table1_models())
+        for name, ext in d.extensions.items():
+            if name != EXPERIMENT:
+                for method, model in ext.unlearned().items():
+                    pool.setdefault(method, model)
+        missing = [m for m in self.section["methods"] if m not in pool]
+        if missing:
+            raise ValueError(
+                f"config {EXPERIMENT}.methods: the run unlearns no model of {missing} to score: "
+                "they must be Table 1's methods (experiment table1, unlearning.table1.methods) or "
+                f"a benchmark experiment's; the run has {sorted(pool)}"
+            )
+        return {m: pool[m] for m in self.section["methods"]}
+
+    def models(self) -> list[str]:
+        """Every model scored, in the table's order: ``models``, the reference, the unlearned."""
+        names = [*self.section["models"]]
+        if self.reference is not None:
+            names.append(self.reference)
+        names += list(self.unlearned_models().values())
+        return list(dict.fromkeys(names))
+
+    def statistics(self, model: str) -> list[str]:
+        """The statistics of a model: the config's, except those that compare a model with the
+        reference model for the reference model itself (the Reference statistic is 0 there)."""
+        from probunlearn.metrics.membership import statistic
+
+        names = list(self.section["statistics"])
+        if model == self.reference:
+            names = [s for s in names if "reference" not in statistic(s).needs]
+        return names
+
+    def needs_reference(self, model: str) -> bool:
+        """Whether a model's job reads the reference model's log-probabilities."""
+        from probunlearn.metrics.membership import statistic
+
+        return any("reference" in statistic(s).needs for s in self.statistics(model))
+
+    # ---- paths, inputs, params -------------------------------------------------------------------
+    def path(self, model: str) -> str:
+        """A model's per-example statistics (and scored-token log-probabilities)."""
+        return f"{self.design.paths.root}{EXPERIMENT}/{model}.parquet"
+
+    def inputs(self, model: str) -> dict[str, str]:
+        """Rule membership: the model, the two sets, and the reference model's statistics (its
+        log-probabilities) where a statistic compares with it."""
+        d, p = self.design, self.design.paths
+        out = {
+            **d.model_inputs(model),
+            "forget": p.data(self.forget),
+            "holdout": p.data(self.holdout),
+        }
+        if self.reference is not None and self.needs_reference(model):
+            out["reference"] = self.path(self.reference)
+        return out
+
+    def params(self, model: str) -> dict[str, Any]:
+        """Rule membership's settings: what changes a model's statistics."""
+        cfg = self.design.config
+        return _sorted(
+            {
+                "forget_set": self.forget,
+                "holdout_set": self.holdout,
+                "holdout_rows": self.holdout_rows(),
+                "statistics": self.statistics(model),
+                "k": self.section["k"],
+                "encoding": {k: cfg["tofu_eval"][k] for k in ENCODING},
+                "batch_size": cfg["greedy_eval"]["batch_size"],
+                "dtype": cfg["dtype"],
+                "device": cfg["device"],
+                "threads": cfg["threads"]["eval"],
+            }
+        )
+
+    def parts(self) -> dict[str, str]:
+        """Model -> its statistics file, in the table's order (rule membership_table)."""
+        return {m: self.path(m) for m in self.models()}
+
+    def table_params(self) -> dict[str, Any]:
+        """Rule membership_table's settings: the retrained model, alpha and k."""
+        return {"retrained": self.reference, "alpha": self.section["alpha"], "k": self.section["k"]}
+
+    # ---- a DAG part as a benchmark's experiment is (probunlearn.dag.Design.extensions) ----------
+    def unlearned(self) -> dict[str, str]:
+        """Models this experiment unlearns itself: none (it scores Table 1's)."""
+        return {}
+
+    def sampled_runs(self) -> set[tuple[str, str, str]]:
+        """Sampled runs it adds: none (teacher forcing only)."""
+        return set()
+
+    def unlearn_settings(self, split: str) -> dict[str, Any]:
+        """Unlearning settings it adds: none."""
+        return {}
+
+    def metric_parts(self) -> list[str]:
+        """Files of metrics.csv it adds: none (its numbers are in tables/membership.csv)."""
+        return []
+
+    def table_targets(self) -> list[str]:
+        """tables/membership.csv (with figures/membership.png and .pdf)."""
+        return [self.design.paths.table(EXPERIMENT)]
+
+    def expected_jobs(self) -> dict[str, int]:
+        """One membership job per model, one table."""
+        return {"membership": len(self.models()), "membership_table": 1}
+
+    # ---- checks before any job ------------------------------------------------------------------
+    def check(self) -> None:
+        """The block against the run: its sets exist and the holdout set holds no forget or other
+        fine-tuned rows by construction, its models are the run's, a statistic that needs the
+        reference model has one (ValueError naming the key, the set or the model); a holdout set
+        smaller than the forget set is a warning. The rows themselves are checked in each job
+        (:func:`probunlearn.metrics.membership.check_membership_sets`)."""
+        from probunlearn.metrics.membership import statistic
+
+        d, key = self.design, f"config {EXPERIMENT}"
+        for which in ("forget", "holdout"):
+            name = self.section[which]
+            if name not in d.data_sets:
+                raise ValueError(
+                    f"{key}.{which}: {name!r} is no eval set of this run; have {d.data_sets}"
+                )
+        if _contains_forget(self.holdout, self.forget):
+            raise ValueError(
+                f"{key}.holdout: holdout set {self.holdout!r} overlaps forget set "
+                f"{self.forget!r}: a holdout set must hold examples no model trained on (the run's "
+                "holdout set)"
+            )
+        if self.holdout in FINE_TUNED:
+            raise ValueError(
+                f"{key}.holdout: holdout set {self.holdout!r} holds examples the target was "
+                "fine-tuned on: a holdout set must hold examples no model trained on (the run's "
+                "holdout set)"
+            )
+        known = set(d.all_models()) | set(d.hub_models)
+        for which, names in (
+            ("models", self.section["models"]),
+            ("reference", [self.reference] if self.reference is not None else []),
+        ):
+            unknown = [m for m in names if m not in known]
+            if unknown:
+                raise ValueError(
+                    f"{key}.{which}: {unknown} is no model of this run (a reference model is "
+                    f"trained for each split of `references` with experiment tofu); have "
+                    f"{sorted(known)}"
+                )
+        if self.reference is None:
+            needing = [s for s in self.section["statistics"] if "reference" in statistic(s).needs]
+            if needing:
+                raise ValueError(
+                    f"{key}.statistics: {needing} compare each model with a reference model, and "
+                    f"{EXPERIMENT}.reference is null: name the retrained model or drop them"
+                )
+        self.unlearned_models()
+        n_forget, n_holdout = d.evalset_rows(self.forget), d.evalset_rows(self.holdout)
+        if n_holdout < n_forget:
+            warnings.warn(
+                f"{key}: holdout set {self.holdout!r} has {n_holdout} examples, forget set "
+                f"{self.forget!r} {n_forget}: the AUC intervals rest on the smaller one",
+                UserWarning,
+                stacklevel=2,
+            )
