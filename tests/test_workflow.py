@@ -30,6 +30,8 @@ def _copy_workflow(root: Path, dest: Path, cfg: dict) -> Path:
         root / "workflow", dest / "workflow", ignore=shutil.ignore_patterns("src", "__pycache__")
     )
     shutil.copytree(root / "envs", dest / "envs")
+    # the link through which snakemake finds the default profile beside a top-level Snakefile
+    (dest / "profiles").symlink_to(os.readlink(root / "profiles"))
     write_config(dest, cfg)
     return dest
 
@@ -403,7 +405,8 @@ def test_kill_half_way_then_rerun_is_byte_identical(tiny_run):
         assert before, "no shard was complete when the run was killed"
         assert not (work / target).exists()
         assert snakemake(work, "--unlock").returncode == 0
-        rerun = snakemake(work, target, "--rerun-incomplete", "--quiet", "rules")
+        # no --rerun-incomplete: the default profile (profiles -> workflow/profiles) sets it
+        rerun = snakemake(work, target, "--quiet", "rules")
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         after = {p.name: p.stat().st_mtime_ns for p in shard_dir.glob("shard-*.parquet")}
         assert len(after) == 4
