@@ -1040,3 +1040,78 @@ def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():
     t = pl.DataFrame({"score": ["s", "s"], "m_gen_0.5": [0.2, 0.4], "m_gen_cp_0.5": [0.1, 0.3]})
     c = gen_curve("m", t)
     assert c["threshold"].to_list() == [0.5] and c["m_gen"].to_list() == [pytest.approx(0.3)]
+
+
+# ---- attacks, membership inference, open-unlearning's results (issues 40, 41) -----------------------
+HOLDOUT = [
+    {"question": f"Who painted picture number {i}?", "answer": f"Bob Jones painted it in Rome {i}."}
+    for i in range(5)
+]
+OPEN_UNLEARNING = {  # open-unlearning's TOFU_SUMMARY.json: metric -> agg_value
+    "forget_Q_A_Prob": 0.125,
+    "forget_quality": 0.0021,
+    "model_utility": 0.5,
+    "privleak": -12.5,
+}
+
+
+@pytest.mark.slow
+def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
+    """One run: a quantization and a prompt attack of the evaluated model, membership inference
+    with a holdout set and a reference model, and open-unlearning's summary beside ours."""
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", HOLDOUT)
+    theirs = tmp_path / "ou" / "TOFU_SUMMARY.json"
+    theirs.parent.mkdir()
+    theirs.write_text(json.dumps(OPEN_UNLEARNING))
+    out = tmp_path / "out"
+    rc = _evaluate(
+        "--model", f"a={zoo['a']}", "--reference", f"ref={zoo['ref']}", "--data", zoo["data"],
+        "--holdout", holdout, "--attack", "quant:nf4", "--attack", "prefix", "--n", "6",
+        "--openunlearning", f"a={theirs.parent}", "--leak-threshold", "0.5", "--out", out,
+    )  # fmt: skip
+    assert rc == 0, (out / "logs" / "evaluate.log").read_text()[-3000:]
+    # the attack table: the paper workflow's columns, before = the plain model's own bounds
+    from probunlearn.report.attacks import COLUMNS
+
+    att = pl.read_csv(out / "attacks.csv")
+    assert att.columns == COLUMNS and att["attack"].to_list() == ["quant:nf4", "prefix:sure"]
+    assert att["attacked_model"].to_list() == ["a--quant__nf4", None]
+    assert att["members"].to_list()[0] == 1 and att["members"].to_list()[1] > 1
+    row = pl.read_csv(out / "summary.csv").filter(pl.col("model") == "a").row(0, named=True)
+    for r in att.iter_rows(named=True):
+        assert r["prompts"] == 5 and r["n"] == 6
+        assert r["greedy_before"] == pytest.approx(row["greedy"])
+        assert 0 <= r["m_bin_after"] <= 1 and 0 <= r["m_mu_after"] <= 1
+    # the quantized model is sampled as a model of its own
+    quant = pl.read_parquet(out / "scores" / "a--quant__nf4" / "questions" / "sampled.parquet")
+    assert quant.filter(~pl.col("greedy")).height == 5 * 6
+    info = json.loads((out / "attacks" / "a--quant__nf4.json").read_text())
+    assert info["attack"] == "quant:nf4" and info["type"] == "nf4"
+    # membership: every statistic that needs no reference model, and reference (the evaluated
+    # model only); PrivLeak against the reference model
+    mem = pl.read_csv(out / "membership.csv")
+    from probunlearn.metrics.membership import statistic, statistic_names
+
+    plain = [s for s in statistic_names() if "reference" not in statistic(s).needs]
+    assert mem.filter(pl.col("model") == "a")["statistic"].to_list() == statistic_names()
+    assert mem.filter(pl.col("model") == "ref")["statistic"].to_list() == plain
+    assert (mem["n_forget"] == 5).all() and (mem["n_holdout"] == 5).all()
+    assert ((mem["auc_lo"] <= mem["auc"]) & (mem["auc"] <= mem["auc_hi"])).all()
+    a_rows = mem.filter((pl.col("model") == "a") & (pl.col("statistic") != "reference"))
+    assert (
+        a_rows["privleak"].is_not_null().all()
+        and mem.filter(pl.col("model") == "ref")["privleak"].is_null().all()
+    )
+    # open-unlearning's metrics beside ours, named as theirs
+    side = pl.read_csv(out / "openunlearning.csv")
+    ou = side.filter(pl.col("tool") == "open-unlearning")
+    assert dict(zip(ou["metric"], ou["value"], strict=True)) == OPEN_UNLEARNING
+    assert set(ou["file"]) == {"TOFU_SUMMARY.json"}
+    ours = side.filter(pl.col("tool") == "probunlearn")
+    assert dict(zip(ours["metric"], ours["value"], strict=True))["m_bin"] == pytest.approx(
+        row["m_bin"]
+    )
+    html = (out / "report.html").read_text()
+    for section in ("Under attack", "Membership inference", "Beside open-unlearning"):
+        assert f"<h2>{section}</h2>" in html, section
+    assert html.count("data:image/png;base64") == 5 and "forget_<wbr>Q_<wbr>A_<wbr>Prob" in html
