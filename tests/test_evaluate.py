@@ -1115,3 +1115,96 @@ def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
     for section in ("Under attack", "Membership inference", "Beside open-unlearning"):
         assert f"<h2>{section}</h2>" in html, section
     assert html.count("data:image/png;base64") == 5 and "forget_<wbr>Q_<wbr>A_<wbr>Prob" in html
+
+
+def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
+    """Calls with a bad attack, membership or open-unlearning input -> what the error must say."""
+    a, data = f"a={zoo['a']}", zoo["data"]
+    keywords = _write_jsonl(tmp / "kw.jsonl", [{"question": "Who?", "keywords": ["Alice"]}])
+    holdout = _write_jsonl(tmp / "holdout.jsonl", HOLDOUT)
+    (tmp / "ou").mkdir()
+    eval_as_summary = tmp / "ou" / "TOFU_SUMMARY.json"
+    eval_as_summary.write_text(json.dumps({"forget_quality": {"agg_value": 0.1}}))
+    other_name = tmp / "results.json"
+    other_name.write_text(json.dumps(OPEN_UNLEARNING))
+    return {
+        "bad-spec": (["--attack", "quant:nf5"], "--attack 'quant:nf5': attack spec 'quant:nf5'"),
+        "unknown-attack": (["--attack", "bogus"], "unknown attack 'bogus'"),
+        "twice": (["--attack", "quant:nf4", "--attack", "quant:type=nf4"], "given twice"),
+        "relearn-no-forget": (
+            ["--data", keywords, "--attack", "relearn"],
+            "model 'a': attack 'relearn:20' needs the forget set",
+        ),
+        "relearn-all-rows": (["--attack", "relearn:examples=5"], "leaves no question"),
+        "fewshot-no-retain": (["--attack", "fewshot:3,source=retain"], "needs the retain set"),
+        "dashes": (
+            ["--model", f"a--b={zoo['b']}", "--attack", "quant:nf4"],
+            "model 'a--b': a model to attack has no '--'",
+        ),
+        "stat": (["--holdout", holdout, "--membership", "loss,bogus"], "unknown statistic 'bogus'"),
+        "no-reference": (
+            ["--holdout", holdout, "--membership", "loss,reference"],
+            "compare(s) each model with a reference model",
+        ),
+        "no-holdout": (["--membership", "loss"], "there is none: give --holdout FILE"),
+        "overlap": (["--holdout", data], "overlaps forget set"),
+        "ou-layout": (
+            ["--openunlearning", f"a={eval_as_summary.parent}"],
+            f"{eval_as_summary}: metric 'forget_quality' is an object",
+        ),
+        "ou-name": (["--openunlearning", f"a={other_name}"], f"{other_name}: not an open-unl"),
+        "ou-model": (["--openunlearning", f"zz={other_name}"], "no model named 'zz'"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["bad-spec", "unknown-attack", "twice", "relearn-no-forget", "relearn-all-rows",
+     "fewshot-no-retain", "dashes", "stat", "no-reference", "no-holdout", "overlap", "ou-layout",
+     "ou-name", "ou-model"],
+)  # fmt: skip
+def test_bad_attack_membership_and_openunlearning_inputs_fail_before_any_job(
+    zoo, tmp_path, capsys, case
+):
+    args, expected = _bad_extras(zoo, tmp_path)[case]
+    model = [] if "--model" in args else ["--model", f"a={zoo['a']}"]
+    data = [] if "--data" in args else ["--data", zoo["data"]]
+    err = _refused(capsys, tmp_path, *model, *data, *args)
+    assert expected in err, err
+
+
+def test_attack_and_membership_plan(zoo, tmp_path):
+    """The jobs' names and settings: an attacked model and a family sampled like any model, their
+    shards, the membership models and statistics."""
+    from probunlearn.cli.evaluate import build_config
+
+    holdout = _write_jsonl(tmp_path / "h.jsonl", HOLDOUT)
+    args = _namespace(
+        model=[f"a={zoo['a']}"],
+        original=f"o={zoo['b']}",
+        data=zoo["data"],
+        holdout=holdout,
+        attack=["quant:int8", "paraphrase"],
+        membership="loss,zlib",
+        chunk_size=4,
+    )
+    plan = Plan(build_config(args))
+    plan.check()
+    assert plan.membership.on and plan.membership.models() == ["a", "o"]
+    assert plan.membership.statistics("a") == ["loss", "zlib"]
+    assert list(plan.attacked_models) == ["a--quant__int8"]
+    assert plan.model_pattern("sample_shard").split("|") == ["a", "o", r"a\-\-quant__int8"]
+    assert plan.load_params("a--quant__int8")["model_path"] == plan.paths.run_model(
+        "a--quant__int8"
+    )
+    family = "questions--paraphrase"
+    assert list(plan.attacks.families) == [family]
+    members = len(plan.attacks.families[family][0].settings) and plan.attacks.family_rows(family)
+    assert plan.shards(family) == list(range(-(-members // 4))) and plan.shards() == [0, 1]
+    cases = plan.attacks.table_cases()
+    assert [c["after"] for c in cases] == [
+        plan.paths.scores("a--quant__int8", "questions", "sampled"),
+        plan.paths.scores("a", family, "sampled"),
+    ]
+    assert {c["reference"] for c in cases} == {plan.paths.scores("o", "questions", "sampled")}
+    assert {c["before"] for c in cases} == {plan.paths.scores("a", "questions", "sampled")}
