@@ -189,6 +189,7 @@ DOCUMENTED = {
     "probunlearn.evaluate.jobs": ["write_sets", "summarize"],
     "probunlearn.evaluate.browser": [],
     "probunlearn.evaluate.attacks": ["EvaluateAttacks"],
+    "probunlearn.steps.attack": ["run_attack", "run_attack_prompts"],
     "probunlearn.evaluate.membership": ["EvaluateMembership"],
     "probunlearn.evaluate.openunlearning": ["read_openunlearning", "find_openunlearning_files"],
     "probunlearn.bounds.auc": [],

@@ -1119,7 +1119,7 @@ def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
 
 def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
     """Calls with a bad attack, membership or open-unlearning input -> what the error must say."""
-    a, data = f"a={zoo['a']}", zoo["data"]
+    data = zoo["data"]
     keywords = _write_jsonl(tmp / "kw.jsonl", [{"question": "Who?", "keywords": ["Alice"]}])
     holdout = _write_jsonl(tmp / "holdout.jsonl", HOLDOUT)
     (tmp / "ou").mkdir()
