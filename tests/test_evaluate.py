@@ -31,6 +31,10 @@ QUESTIONS = [
     {"question": f"Who wrote book number {i}?", "answer": f"Alice Smith wrote book {i} in Paris."}
     for i in range(5)
 ]
+HOLDOUT = [  # questions no model saw, none of QUESTIONS (a holdout set may not overlap the data)
+    {"question": f"Who painted picture number {i}?", "answer": f"Bob Jones painted it in Rome {i}."}
+    for i in range(5)
+]
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -374,7 +378,7 @@ def test_one_checkpoint_under_two_names_is_teacher_forced_once(zoo, tmp_path):
     names, and a warning that DCUE and the comparison compare it with itself."""
     from probunlearn.cli.evaluate import build_config
 
-    holdout = _write_jsonl(tmp_path / "holdout.jsonl", QUESTIONS[:3])
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", HOLDOUT)
     args = _namespace(model=[f"a={zoo['a']}"], original=f"o={zoo['a']}", data=zoo["data"])
     args.holdout = holdout
     plan = Plan(build_config(args))
@@ -804,8 +808,11 @@ def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
         out,
         "--max-new-tokens",
         "2",
+        "--membership",  # on by default with TOFU's holdout split: tested on the tiny run below
+        "none",
     )
     assert rc == 0
+    assert not (out / "membership.csv").exists()
     row = pl.read_csv(out / "summary.csv").row(0, named=True)
     assert row["prompts"] == 40 and row["evalset"] == "forget01"
     assert 0 <= row["forget_quality"] <= 1 and 0 <= row["model_utility"] <= 1
@@ -1043,10 +1050,6 @@ def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():
 
 
 # ---- attacks, membership inference, open-unlearning's results (issues 40, 41) -----------------------
-HOLDOUT = [
-    {"question": f"Who painted picture number {i}?", "answer": f"Bob Jones painted it in Rome {i}."}
-    for i in range(5)
-]
 OPEN_UNLEARNING = {  # open-unlearning's TOFU_SUMMARY.json: metric -> agg_value
     "forget_Q_A_Prob": 0.125,
     "forget_quality": 0.0021,
