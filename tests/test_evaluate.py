@@ -31,6 +31,10 @@ QUESTIONS = [
     {"question": f"Who wrote book number {i}?", "answer": f"Alice Smith wrote book {i} in Paris."}
     for i in range(5)
 ]
+HOLDOUT = [  # questions no model saw, none of QUESTIONS (a holdout set may not overlap the data)
+    {"question": f"Who painted picture number {i}?", "answer": f"Bob Jones painted it in Rome {i}."}
+    for i in range(5)
+]
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -374,7 +378,7 @@ def test_one_checkpoint_under_two_names_is_teacher_forced_once(zoo, tmp_path):
     names, and a warning that DCUE and the comparison compare it with itself."""
     from probunlearn.cli.evaluate import build_config
 
-    holdout = _write_jsonl(tmp_path / "holdout.jsonl", QUESTIONS[:3])
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", HOLDOUT)
     args = _namespace(model=[f"a={zoo['a']}"], original=f"o={zoo['a']}", data=zoo["data"])
     args.holdout = holdout
     plan = Plan(build_config(args))
@@ -804,8 +808,11 @@ def test_evaluate_tofu_forget01_with_reference_and_original(zoo, tmp_path):
         out,
         "--max-new-tokens",
         "2",
+        "--membership",  # on by default with TOFU's holdout split: tested on the tiny run below
+        "none",
     )
     assert rc == 0
+    assert not (out / "membership.csv").exists()
     row = pl.read_csv(out / "summary.csv").row(0, named=True)
     assert row["prompts"] == 40 and row["evalset"] == "forget01"
     assert 0 <= row["forget_quality"] <= 1 and 0 <= row["model_utility"] <= 1
@@ -1040,3 +1047,167 @@ def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():
     t = pl.DataFrame({"score": ["s", "s"], "m_gen_0.5": [0.2, 0.4], "m_gen_cp_0.5": [0.1, 0.3]})
     c = gen_curve("m", t)
     assert c["threshold"].to_list() == [0.5] and c["m_gen"].to_list() == [pytest.approx(0.3)]
+
+
+# ---- attacks, membership inference, open-unlearning's results (issues 40, 41) -----------------------
+OPEN_UNLEARNING = {  # open-unlearning's TOFU_SUMMARY.json: metric -> agg_value
+    "forget_Q_A_Prob": 0.125,
+    "forget_quality": 0.0021,
+    "model_utility": 0.5,
+    "privleak": -12.5,
+}
+
+
+@pytest.mark.slow
+def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
+    """One run: a quantization and a prompt attack of the evaluated model, membership inference
+    with a holdout set and a reference model, and open-unlearning's summary beside ours."""
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", HOLDOUT)
+    theirs = tmp_path / "ou" / "TOFU_SUMMARY.json"
+    theirs.parent.mkdir()
+    theirs.write_text(json.dumps(OPEN_UNLEARNING))
+    out = tmp_path / "out"
+    rc = _evaluate(
+        "--model", f"a={zoo['a']}", "--reference", f"ref={zoo['ref']}", "--data", zoo["data"],
+        "--holdout", holdout, "--attack", "quant:nf4", "--attack", "prefix", "--n", "6",
+        "--openunlearning", f"a={theirs.parent}", "--leak-threshold", "0.5", "--out", out,
+    )  # fmt: skip
+    assert rc == 0, (out / "logs" / "evaluate.log").read_text()[-3000:]
+    # the attack table: the paper workflow's columns, before = the plain model's own bounds
+    from probunlearn.report.attacks import COLUMNS
+
+    att = pl.read_csv(out / "attacks.csv")
+    assert att.columns == COLUMNS and att["attack"].to_list() == ["quant:nf4", "prefix:sure"]
+    assert att["attacked_model"].to_list() == ["a--quant__nf4", None]
+    assert att["members"].to_list()[0] == 1 and att["members"].to_list()[1] > 1
+    row = pl.read_csv(out / "summary.csv").filter(pl.col("model") == "a").row(0, named=True)
+    for r in att.iter_rows(named=True):
+        assert r["prompts"] == 5 and r["n"] == 6
+        assert r["greedy_before"] == pytest.approx(row["greedy"])
+        assert 0 <= r["m_bin_after"] <= 1 and 0 <= r["m_mu_after"] <= 1
+    # the quantized model is sampled as a model of its own
+    quant = pl.read_parquet(out / "scores" / "a--quant__nf4" / "questions" / "sampled.parquet")
+    assert quant.filter(~pl.col("greedy")).height == 5 * 6
+    info = json.loads((out / "attacks" / "a--quant__nf4.json").read_text())
+    assert info["attack"] == "quant:nf4" and info["type"] == "nf4"
+    # membership: every statistic that needs no reference model, and reference (the evaluated
+    # model only); PrivLeak against the reference model
+    mem = pl.read_csv(out / "membership.csv")
+    from probunlearn.metrics.membership import statistic, statistic_names
+
+    plain = [s for s in statistic_names() if "reference" not in statistic(s).needs]
+    assert mem.filter(pl.col("model") == "a")["statistic"].to_list() == statistic_names()
+    assert mem.filter(pl.col("model") == "ref")["statistic"].to_list() == plain
+    assert (mem["n_forget"] == 5).all() and (mem["n_holdout"] == 5).all()
+    assert ((mem["auc_lo"] <= mem["auc"]) & (mem["auc"] <= mem["auc_hi"])).all()
+    a_rows = mem.filter((pl.col("model") == "a") & (pl.col("statistic") != "reference"))
+    assert (
+        a_rows["privleak"].is_not_null().all()
+        and mem.filter(pl.col("model") == "ref")["privleak"].is_null().all()
+    )
+    # open-unlearning's metrics beside ours, named as theirs
+    side = pl.read_csv(out / "openunlearning.csv")
+    ou = side.filter(pl.col("tool") == "open-unlearning")
+    assert dict(zip(ou["metric"], ou["value"], strict=True)) == OPEN_UNLEARNING
+    assert set(ou["file"]) == {"TOFU_SUMMARY.json"}
+    ours = side.filter(pl.col("tool") == "probunlearn")
+    assert dict(zip(ours["metric"], ours["value"], strict=True))["m_bin"] == pytest.approx(
+        row["m_bin"]
+    )
+    html = (out / "report.html").read_text()
+    for section in ("Under attack", "Membership inference", "Beside open-unlearning"):
+        assert f"<h2>{section}</h2>" in html, section
+    assert html.count("data:image/png;base64") == 5 and "forget_<wbr>Q_<wbr>A_<wbr>Prob" in html
+
+
+def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
+    """Calls with a bad attack, membership or open-unlearning input -> what the error must say."""
+    data = zoo["data"]
+    keywords = _write_jsonl(tmp / "kw.jsonl", [{"question": "Who?", "keywords": ["Alice"]}])
+    holdout = _write_jsonl(tmp / "holdout.jsonl", HOLDOUT)
+    (tmp / "ou").mkdir()
+    eval_as_summary = tmp / "ou" / "TOFU_SUMMARY.json"
+    eval_as_summary.write_text(json.dumps({"forget_quality": {"agg_value": 0.1}}))
+    other_name = tmp / "results.json"
+    other_name.write_text(json.dumps(OPEN_UNLEARNING))
+    return {
+        "bad-spec": (["--attack", "quant:nf5"], "--attack 'quant:nf5': attack spec 'quant:nf5'"),
+        "unknown-attack": (["--attack", "bogus"], "unknown attack 'bogus'"),
+        "twice": (["--attack", "quant:nf4", "--attack", "quant:type=nf4"], "given twice"),
+        "relearn-no-forget": (
+            ["--data", keywords, "--attack", "relearn"],
+            "model 'a': attack 'relearn:20' needs the forget set",
+        ),
+        "relearn-all-rows": (["--attack", "relearn:examples=5"], "leaves no question"),
+        "fewshot-no-retain": (["--attack", "fewshot:3,source=retain"], "needs the retain set"),
+        "dashes": (
+            ["--model", f"a--b={zoo['b']}", "--attack", "quant:nf4"],
+            "model 'a--b': a model to attack has no '--'",
+        ),
+        "stat": (["--holdout", holdout, "--membership", "loss,bogus"], "unknown statistic 'bogus'"),
+        "no-reference": (
+            ["--holdout", holdout, "--membership", "loss,reference"],
+            "compare(s) each model with a reference model",
+        ),
+        "no-holdout": (["--membership", "loss"], "there is none: give --holdout FILE"),
+        "overlap": (["--holdout", data], "overlaps forget set"),
+        "ou-layout": (
+            ["--openunlearning", f"a={eval_as_summary.parent}"],
+            f"{eval_as_summary}: metric 'forget_quality' is an object",
+        ),
+        "ou-name": (["--openunlearning", f"a={other_name}"], f"{other_name}: not an open-unl"),
+        "ou-model": (["--openunlearning", f"zz={other_name}"], "no model named 'zz'"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["bad-spec", "unknown-attack", "twice", "relearn-no-forget", "relearn-all-rows",
+     "fewshot-no-retain", "dashes", "stat", "no-reference", "no-holdout", "overlap", "ou-layout",
+     "ou-name", "ou-model"],
+)  # fmt: skip
+def test_bad_attack_membership_and_openunlearning_inputs_fail_before_any_job(
+    zoo, tmp_path, capsys, case
+):
+    args, expected = _bad_extras(zoo, tmp_path)[case]
+    model = [] if "--model" in args else ["--model", f"a={zoo['a']}"]
+    data = [] if "--data" in args else ["--data", zoo["data"]]
+    err = _refused(capsys, tmp_path, *model, *data, *args)
+    assert expected in err, err
+
+
+def test_attack_and_membership_plan(zoo, tmp_path):
+    """The jobs' names and settings: an attacked model and a family sampled like any model, their
+    shards, the membership models and statistics."""
+    from probunlearn.cli.evaluate import build_config
+
+    holdout = _write_jsonl(tmp_path / "h.jsonl", HOLDOUT)
+    args = _namespace(
+        model=[f"a={zoo['a']}"],
+        original=f"o={zoo['b']}",
+        data=zoo["data"],
+        holdout=holdout,
+        attack=["quant:int8", "paraphrase"],
+        membership="loss,zlib",
+        chunk_size=4,
+    )
+    plan = Plan(build_config(args))
+    plan.check()
+    assert plan.membership.on and plan.membership.models() == ["a", "o"]
+    assert plan.membership.statistics("a") == ["loss", "zlib"]
+    assert list(plan.attacked_models) == ["a--quant__int8"]
+    assert plan.model_pattern("sample_shard").split("|") == ["a", "o", r"a\-\-quant__int8"]
+    assert plan.load_params("a--quant__int8")["model_path"] == plan.paths.run_model(
+        "a--quant__int8"
+    )
+    family = "questions--paraphrase"
+    assert list(plan.attacks.families) == [family]
+    members = len(plan.attacks.families[family][0].settings) and plan.attacks.family_rows(family)
+    assert plan.shards(family) == list(range(-(-members // 4))) and plan.shards() == [0, 1]
+    cases = plan.attacks.table_cases()
+    assert [c["after"] for c in cases] == [
+        plan.paths.scores("a--quant__int8", "questions", "sampled"),
+        plan.paths.scores("a", family, "sampled"),
+    ]
+    assert {c["reference"] for c in cases} == {plan.paths.scores("o", "questions", "sampled")}
+    assert {c["before"] for c in cases} == {plan.paths.scores("a", "questions", "sampled")}

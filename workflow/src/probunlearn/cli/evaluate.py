@@ -110,6 +110,34 @@ def add_parser(sub: Any) -> None:
         "the log-probabilities DCUE reads (phi: 'Question: ', '\\n', 'Answer: '; "
         "llama2: '[INST] ', ' [/INST]', '')",
     )
+    x = p.add_argument_group("attacks, membership inference, open-unlearning")
+    x.add_argument(
+        "--attack",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8, "
+        "relearn:steps=20,lr=1e-5,examples=8, paraphrase, prefix, fewshot:3; the bounds before "
+        "and after go to attacks.csv and the report (docs/attacks.md)",
+    )
+    x.add_argument(
+        "--membership",
+        default="auto",
+        metavar="STATS",
+        help="membership inference of the forget set against the holdout set (with a holdout "
+        "set): auto (default: every statistic that needs no reference model, and reference "
+        "with --reference), none, or a comma-separated list of loss, zlib, min_k, "
+        "min_k_plus_plus, reference, gradnorm (membership.csv; docs/membership.md)",
+    )
+    x.add_argument(
+        "--openunlearning",
+        action="append",
+        default=[],
+        metavar="NAME=FILE_OR_DIR",
+        help="open-unlearning's results of model NAME (repeatable): a TOFU_SUMMARY.json, "
+        "TOFU_EVAL.json, MUSE_SUMMARY.json or MUSE_EVAL.json, or the directory holding them; "
+        "shown beside ours (openunlearning.csv, the report)",
+    )
     s = p.add_argument_group("sampling and bounds")
     s.add_argument("--n", type=int, default=128, help="samples per prompt (128)")
     s.add_argument("--top-p", type=float, default=0.9, help="nucleus sampling (0.9)")
@@ -236,6 +264,13 @@ def build_config(args: argparse.Namespace) -> dict:
         # absolute but not resolved: a message names the path as typed, not a link's target
         return None if p is None else os.path.abspath(os.path.expanduser(p))
 
+    openunlearning = {}
+    for arg in getattr(args, "openunlearning", []):
+        name, value = _split(arg, "--openunlearning")
+        if name in openunlearning:
+            raise UsageError(f"--openunlearning {arg!r}: model {name!r} is given twice")
+        openunlearning[name] = path(value)
+
     return {
         "evaluate": {
             "models": models,
@@ -263,6 +298,9 @@ def build_config(args: argparse.Namespace) -> dict:
                 "bins": 100,
                 "rho": 2.0,
             },
+            "attacks": list(getattr(args, "attack", [])),
+            "membership": getattr(args, "membership", "auto"),
+            "openunlearning": openunlearning,
             "tofu_format": args.tofu_format,
             "dtype": args.dtype,
             "device": args.device,
@@ -359,6 +397,12 @@ def prepare(args: argparse.Namespace) -> tuple[dict, Any, list[str]]:
     return config, plan, notes
 
 
+def plan_tables(plan) -> list[str]:
+    """The attack and membership tables this run writes."""
+    out = ["attacks.csv"] if plan.attacks is not None else []
+    return out + (["membership.csv"] if plan.membership.on else [])
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``probunlearn evaluate``; returns the exit status."""
     from probunlearn.evaluate.console import run_quietly
@@ -399,4 +443,7 @@ def run(args: argparse.Namespace) -> int:
             f"questions: {out / 'questions.html'}\n"
             f"config:    {out / 'config.yaml'} (what ran)"
         )
+        for name in ("attacks.csv", "membership.csv"):
+            if (out / name).is_file() and name in plan_tables(plan):
+                print(f"{name.split('.')[0] + ':':<10} {out / name}")
     return rc

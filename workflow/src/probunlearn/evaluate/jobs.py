@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from probunlearn.storage.atomic import write_parquet
 
@@ -41,6 +42,8 @@ def summarize(
     resolved: Mapping | None = None,
     warnings: Sequence[str] = (),
     breakdown_paths: Mapping[str, Sequence[str]] | None = None,
+    tables: Mapping[str, str] | None = None,
+    openunlearning: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Rule summary: the summary tables, the figures, the models' identities, the effective config,
     the per-question view and the HTML report. ``models``: name → ``{role, source, revision, base,
@@ -54,7 +57,11 @@ def summarize(
     set): the answers' texts and questions of the per-question view; ``resolved``: the template,
     max_new_tokens, stops and TOFU settings that ran (the effective config); ``warnings``: the
     plan's (:meth:`probunlearn.evaluate.plan.Plan.warnings`); ``breakdown_paths``: name → TOFU's
-    metric files (:meth:`probunlearn.evaluate.plan.Plan.breakdown_paths`), the report's breakdown."""
+    metric files (:meth:`probunlearn.evaluate.plan.Plan.breakdown_paths`), the report's breakdown;
+    ``tables``: the attack table (``attacks``) and the membership table (``membership``) where the
+    run made them, shown in the report with their figures (``figures/<name>.png``);
+    ``openunlearning``: model -> open-unlearning's result files, shown beside ours
+    (``out["openunlearning"]``: :func:`probunlearn.evaluate.summary.side_by_side`)."""
     import polars as pl
     import yaml
 
@@ -64,6 +71,7 @@ def summarize(
         COMPARISON_COLUMNS,
         comparison_rows,
         question_rows,
+        side_by_side,
         write_summary,
     )
     from probunlearn.metrics.table import read_metrics
@@ -139,6 +147,10 @@ def summarize(
         for n in listed
         if (breakdown_paths or {}).get(n)
     }
+    extra = {k: pl.read_csv(v) for k, v in (tables or {}).items()}
+    side = side_by_side(summary, score, openunlearning or {}, extra.get("membership"))
+    if "openunlearning" in out:
+        write_csv(side, out["openunlearning"])
     n_samples = int(summary["n"].min()) if summary.height else 0
     report.write_report(
         summary=summary,
@@ -159,6 +171,10 @@ def summarize(
         score=score,
         n=n_samples,
         questions_href="questions.html" if "questions" in out else None,
+        attacks=extra.get("attacks"),
+        membership=extra.get("membership"),
+        openunlearning=side if side.height else None,
+        extra_figures={k: str(Path(out["gen_curves"]).with_name(f"{k}.png")) for k in extra},
     )
     if questions is not None and "questions" in out:
         report.write_questions(questions, out["questions"], evalset=evalset, score=score)

@@ -12,6 +12,10 @@ The config (``evaluate:`` section, written by the CLI to ``<out>/evaluate.yaml``
   ``judge_model``.
 - ``sampling``, ``bounds``, ``dtype``, ``device``, ``threads``, ``profile`` (a Snakemake profile: the
   jobs run elsewhere, so the device is not checked here);
+- ``attacks``: the ``--attack`` specs (:mod:`probunlearn.evaluate.attacks`); ``membership``: the
+  statistics of ``--membership`` (``auto``, ``none`` or names; :mod:`probunlearn.evaluate.membership`);
+  ``openunlearning``: model name → open-unlearning's result file or directory
+  (:mod:`probunlearn.evaluate.openunlearning`), shown beside ours.
 - ``report``: ``target_width`` (the small-n warning's aim: the n at which no M_gen need exceed it)
   and ``scope`` (``all``: the summary lists every model evaluated in ``--out`` so far, ``this``:
   only this call's); ``previous``: the models of earlier calls whose results this call's summary
@@ -231,8 +235,8 @@ class Plan:
         out = {name: read_user_data(d["file"])}
         if score_kind(out[name]) == "requests":  # scored by the harm judge
             out[name] = out[name].with_columns(pl.lit("harmful").alias("kind"))
-        if d.get("holdout"):
-            out["holdout"] = read_user_data(d["holdout"])
+        if d.get("holdout"):  # its own default ids: no row of it shares an id with the data's
+            out["holdout"] = read_user_data(d["holdout"], id_prefix="holdout-row-")
         return out
 
     @property
@@ -300,22 +304,28 @@ class Plan:
         if rule == "evaluate":  # one job per checkpoint, whatever its names and roles
             names = [n for n in self.models if self.teacher_forced(n) == n]
         elif rule in ("sample_shard", "score"):
-            names = self.sampled_models()
+            names = self.sampled_models() + list(self.attacked_models)
         else:
             names = self.names("evaluated")
         return "|".join(re.escape(n) for n in names) or "-"
 
     def model_inputs(self, name: str) -> dict[str, str]:
         """A model is a checkpoint given by path or hub id, not a file this run makes: its identity
-        (in :meth:`load_params`) reruns its jobs when it changes."""
+        (in :meth:`load_params`) reruns its jobs when it changes; an attacked model is the
+        directory rule attack makes."""
+        if name in self.attacked_models:
+            return {"model": self.paths.run_model(name)}
         return {}
 
     def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
         """What changes a sample shard, besides the model (the rule's params)."""
+        template = self.template
+        if self.attacks is not None and evalset in self.attacks.families:
+            template = self.attacks.family_template(evalset)
         return canon(
             {
                 **self.ev["sampling"],
-                "template": self.template,
+                "template": template,
                 "max_new_tokens": self.max_new_tokens,
                 "stops": self.stops,
                 **{k: self.ev[k] for k in ("dtype", "device", "threads")},
@@ -324,7 +334,7 @@ class Plan:
 
     def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
         """Every shard of a model's samples."""
-        return [self.paths.samples(model, evalset, setting, k) for k in self.shards()]
+        return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
 
     def harm_judge(self, evalset: str) -> dict | None:
         """The model judge of requests (HarmBench's classifier), else None (the refusal judge)."""
@@ -338,6 +348,8 @@ class Plan:
     def score_params(self, model: str, evalset: str, setting: str) -> dict:
         """The score job's settings: the judge, the bounds, the benchmark's scorers where its spec
         names them, no recipe (a user's model)."""
+        if self.attacks is not None and evalset in self.attacks.families:
+            evalset = self.sampled_set  # a prompt family is scored as its set
         scorers = None if self.benchmark is None else self.benchmark.scorers(evalset)
         return canon(
             ({"scorers": scorers} if scorers is not None else {})
@@ -420,9 +432,11 @@ class Plan:
             return None
         return self.data.get("judge") or "refusal"
 
-    def shards(self) -> list[int]:
-        """Shard indices of the sampled set."""
+    def shards(self, evalset: str | None = None) -> list[int]:
+        """Shard indices of the sampled set (or of a prompt family of it)."""
         rows = self.sets[self.sampled_set].height
+        if self.attacks is not None and evalset in self.attacks.families:
+            rows = self.attacks.family_rows(evalset)
         return list(range(math.ceil(rows / int(self.ev["sampling"]["chunk_size"]))))
 
     # ---- models -------------------------------------------------------------------------------
@@ -512,7 +526,15 @@ class Plan:
         return m.get("base") or checkpoints.adapter_base(m["source"])
 
     def load_params(self, name: str) -> dict:
-        """Where and how to load a model (the sample and log-probability jobs' arguments)."""
+        """Where and how to load a model (the sample and log-probability jobs' arguments); an
+        attacked model from the directory rule attack makes."""
+        if name in self.attacked_models:
+            return {
+                "model_path": self.paths.run_model(name),
+                "revision": None,
+                "base": None,
+                "identity": self.attacks.attacked_identity(name),
+            }
         m = self.models[name]
         return {
             "model_path": str(m["source"]),
@@ -600,13 +622,32 @@ class Plan:
                 f"{d['file']}: no column 'answer' or 'keywords' to score against; give them, "
                 "or --judge refusal|harmbench to score the answers as requests"
             )
-        if self.reference is not None and not has_truth_ratio(sets[self.sampled_set]):
+        if (
+            self.reference is not None
+            and not has_truth_ratio(sets[self.sampled_set])
+            and not self.membership.on  # the reference is PrivLeak's retrained model
+        ):
             raise PlanError(
                 f"--reference needs the truth ratio: {d.get('file') or d['benchmark']} lacks "
-                "'paraphrased_answer' and 'perturbed_answer' in some row"
+                "'paraphrased_answer' and 'perturbed_answer' in some row (forget quality); or give "
+                "--holdout FILE: membership inference's PrivLeak against the reference model"
             )
         if self.original is not None and "holdout" not in sets:
             raise PlanError("--original (DCUE) needs a holdout set: --holdout FILE")
+        self.check_extras()
+
+    def check_extras(self) -> None:
+        """The attacks, the membership inference and open-unlearning's files (issues 40, 41),
+        before any job: a :class:`PlanError` naming the option, the model, the attack or file."""
+        try:
+            if self.attacks is not None:
+                self.attacks.check()
+            self.membership.check()
+            self.openunlearning_files()
+        except PlanError:
+            raise
+        except ValueError as e:
+            raise PlanError(str(e)) from e
 
     def _check_chat_template(self) -> None:
         """``--template chat`` needs a chat template in every model's tokenizer (read from the
@@ -637,6 +678,7 @@ class Plan:
                 f"{FLAGS[role]} {name!r} is the same checkpoint as {FLAGS[first_role]} {first!r} "
                 f"({self.identity(name)}): it is teacher-forced once{what}"
             )
+        out += self.membership.warnings()
         n, alpha = int(self.ev["sampling"]["n"]), float(self.ev["bounds"]["alpha"])
         small = small_n_warning(n, alpha, self.target_width)
         if small is not None:
@@ -647,6 +689,64 @@ class Plan:
     def target_width(self) -> float:
         """The bound width the small-n warning aims at (``--target-width``)."""
         return float((self.ev.get("report") or {}).get("target_width", DEFAULT_TARGET_WIDTH))
+
+    # ---- attacks, membership inference, open-unlearning's results -------------------------------
+    @cached_property
+    def attacks(self):
+        """The ``--attack`` specs' plan (:class:`probunlearn.evaluate.attacks.EvaluateAttacks`), or
+        None without attacks. A bad spec is a :class:`PlanError` naming it."""
+        from probunlearn.evaluate.attacks import EvaluateAttacks
+
+        specs = self.ev.get("attacks") or []
+        if not specs:
+            return None
+        try:
+            return EvaluateAttacks(self, specs)
+        except ValueError as e:
+            raise PlanError(str(e)) from e
+
+    @property
+    def attacked_models(self) -> dict:
+        """Attacked model -> (model, spec): none without attacks."""
+        return {} if self.attacks is None else self.attacks.attacked_models
+
+    @cached_property
+    def membership(self):
+        """The membership inference (:class:`probunlearn.evaluate.membership.EvaluateMembership`;
+        :attr:`~probunlearn.evaluate.membership.EvaluateMembership.on` says whether it runs)."""
+        from probunlearn.evaluate.membership import EvaluateMembership, parse_statistics
+
+        try:
+            asked = parse_statistics(self.ev.get("membership"))
+        except ValueError as e:
+            raise PlanError(str(e)) from e
+        return EvaluateMembership(self, asked)
+
+    def openunlearning_files(self) -> dict[str, list[str]]:
+        """Model -> open-unlearning's result files of ``--openunlearning`` (a file, or the
+        ``<NAME>_SUMMARY.json`` / ``_EVAL.json`` of a directory), each read once here: a file of
+        another layout is an error naming it."""
+        from probunlearn.evaluate.openunlearning import (
+            find_openunlearning_files,
+            read_openunlearning,
+        )
+
+        out = {}
+        for name, given in (self.ev.get("openunlearning") or {}).items():
+            where = f"--openunlearning {name}={given}"
+            if name not in self.models:
+                raise PlanError(f"{where}: no model named {name!r} (--model NAME=...)")
+            path = Path(given)
+            if not path.exists():
+                raise PlanError(f"{where}: no such file or directory")
+            try:
+                files = find_openunlearning_files(path) if path.is_dir() else [path]
+                for f in files:
+                    read_openunlearning(f)
+            except ValueError as e:
+                raise PlanError(f"{where}: {e}") from e
+            out[name] = [str(f) for f in files]
+        return out
 
     # ---- one checkpoint, several names ----------------------------------------------------------
     def same_checkpoint(self) -> dict[str, str]:

@@ -92,6 +92,38 @@ GLOSSARY: dict[str, str] = {
     "ratios (forget quality is its p-value).",
     "tofu_rougeL_recall": "TOFU: ROUGE-L recall of TOFU's own greedy answers on the set.",
 }
+GLOSSARY.update(
+    {
+        "attack": "The attack (--attack), as its canonical spec: quant:nf4, relearn:20, "
+        "paraphrase, prefix, fewshot:3 (docs/attacks.md).",
+        "attacked_model": "The attacked model a model attack made (models/<name> under --out).",
+        "members": "Prompts per question of a prompt attack's family (1: a model attack); the "
+        "family is bounded on its worst member, all members at once (Bonferroni).",
+        "greedy_before": "The plain model's greedy score, averaged over the questions attacked.",
+        "greedy_after": "The greedy score after the attack (a family: its worst member's).",
+        "ed_before": "The plain model's ED score (mean + rho x std), averaged.",
+        "ed_after": "The ED score after the attack (a family: its worst member's).",
+        "m_mu_before": "The plain model's M_mu, averaged over the questions attacked.",
+        "m_mu_after": "M_mu after the attack (a family: the bound on its worst member).",
+        "m_bin_before": "The plain model's M_bin of a leak (score >= leak_threshold), averaged.",
+        "m_bin_after": "M_bin after the attack (a family: the bound on its worst member).",
+        "leak_threshold": "A leak is a score >= this (--leak-threshold, else 0.5).",
+        "target_greedy": "The original model's (--original) greedy score on the same questions.",
+        "notes": "What the attack did that a reader should know (a merged adapter).",
+        "label": "The membership-inference statistic (LOSS, ZLib, Min-40%, Min-40%++, Reference, "
+        "GradNorm; docs/membership.md).",
+        "n_forget": "Examples of the forget set (the sampled set: members).",
+        "n_holdout": "Examples of the holdout set (--holdout: non-members).",
+        "auc": "AUC of telling the forget set from the holdout set by the statistic: 1 = the "
+        "forget set is fully identifiable, 0.5 = chance.",
+        "auc_lo": "Lower end of the AUC's 1 - alpha interval (distribution-free).",
+        "auc_hi": "Upper end of the AUC's 1 - alpha interval.",
+        "privleak": "MUSE's PrivLeak against the --reference (retrained) model: (AUC - AUC of "
+        "the reference) / AUC of the reference x 100; about 0 = as the retrained model.",
+        "privleak_lo": "Lower end of PrivLeak's 1 - alpha interval (the two AUCs' at alpha/2).",
+        "privleak_hi": "Upper end of PrivLeak's 1 - alpha interval.",
+    }
+)
 for _k in (2, 3):
     GLOSSARY[f"sample_{_k}"] = f"The {'second' if _k == 2 else 'third'} sampled answer."
     GLOSSARY[f"sample_{_k}_score"] = "Its score."
@@ -397,10 +429,16 @@ def write_report(
     score: str = "",
     n: int = 0,
     questions_href: str | None = None,
+    attacks: pl.DataFrame | None = None,
+    membership: pl.DataFrame | None = None,
+    openunlearning: pl.DataFrame | None = None,
+    extra_figures: Mapping[str, str] | None = None,
 ) -> None:
     """One HTML page (see the module docstring): the summary, the models and their identities,
     the figures, the configuration that ran, with an original model the comparison with it, and
-    TOFU's breakdown where computed."""
+    TOFU's breakdown where computed; the attack table (``attacks``), the membership table
+    (``membership``) with their figures (``extra_figures``: name -> PNG) and open-unlearning's
+    numbers beside ours (``openunlearning``: :func:`probunlearn.evaluate.summary.side_by_side`)."""
     level = f"{1 - alpha:g}"
     bound_cols = [c for c in summary.columns if c not in ("identity", "evalset", *MODEL_METRICS)]
     table = summary.select(bound_cols)
@@ -452,6 +490,48 @@ def write_report(
             html_table(breakdown),
         ]
         shown += list(breakdown.columns)
+    figs = dict(extra_figures or {})
+    if attacks is not None and attacks.height:
+        cols = [c for c in ATTACK_COLUMNS if c in attacks.columns]
+        t = float(attacks["leak_threshold"][0])
+        parts += [
+            "<h2>Under attack</h2>",
+            f"<p class='note'>Every model before and after each --attack, on the questions "
+            f"attacked (a relearned model: those it did not relearn on): the greedy score, ED, "
+            f"M_mu and M_bin of a leak (score &ge; {t:g}), averaged over the questions, each "
+            f"bound at {level} per question. A prompt attack is bounded on the worst prompt of "
+            f"each question's family, all members at once (attacks.csv: the columns of the "
+            f"paper workflow's tables/attacks.csv; docs/attacks.md).</p>",
+            html_table(attacks.select(cols)),
+        ]
+        if "attacks" in figs:
+            parts.append(_img(figs["attacks"], "Leak bounds before and after each attack"))
+        shown += cols
+    if membership is not None and membership.height:
+        cols = [c for c in MEMBERSHIP_COLUMNS if c in membership.columns]
+        parts += [
+            "<h2>Membership inference</h2>",
+            f"<p class='note'>How well each statistic of the model's losses tells the forget set "
+            f"(members) from the holdout set (non-members): AUC with its {level} "
+            f"distribution-free interval; PrivLeak against the reference (retrained) model, in "
+            f"MUSE's orientation (-100: the forget set is as identifiable as a model that "
+            f"still holds it could make it), where --reference is given (membership.csv; "
+            f"docs/membership.md).</p>",
+            html_table(membership.select(cols)),
+        ]
+        if "membership" in figs:
+            parts.append(_img(figs["membership"], "Membership inference: AUC per statistic"))
+        shown += cols
+    if openunlearning is not None and openunlearning.height:
+        wide, labels = openunlearning_table(openunlearning)
+        parts += [
+            "<h2>Beside open-unlearning</h2>",
+            "<p class='note'>Per model, our numbers (probunlearn: the summary's row of "
+            f"{html.escape(score)}, and the membership AUCs and PrivLeak) beside the metrics of "
+            "open-unlearning's result files for the same checkpoint (--openunlearning), named as "
+            "open-unlearning names them (openunlearning.csv, one row per number).</p>",
+            html_table(wide, labels=labels),
+        ]
     if curves is not None and "empirical" in curves.columns:
         parts += [
             "<h2>M_gen beside the observed P(score &gt; t)</h2>",
@@ -480,6 +560,36 @@ def write_report(
         f"<pre>{html.escape(config_text)}</pre>",
     ]
     write_text(_page("probunlearn evaluation", parts), out_html)
+
+
+#: The attack table's columns the report shows (attacks.csv holds every one).
+ATTACK_COLUMNS = ("model", "attack", "prompts", "members", "greedy_before", "greedy_after",
+                  "ed_before", "ed_after", "m_mu_before", "m_mu_after", "m_bin_before",
+                  "m_bin_after", "target_greedy", "notes")  # fmt: skip
+#: The membership table's columns the report shows (membership.csv holds every one).
+MEMBERSHIP_COLUMNS = ("model", "label", "n_forget", "n_holdout", "auc", "auc_lo", "auc_hi",
+                      "privleak", "privleak_lo", "privleak_hi")  # fmt: skip
+
+
+def openunlearning_table(side: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The side-by-side rows as one row per model: our numbers, then open-unlearning's, with the
+    header labels (``probunlearn: <ours>``, open-unlearning's metric names as they are)."""
+    keys = {
+        (r["tool"], r["file"], r["metric"]): f"{r['tool']}|{r['file']}|{r['metric']}"
+        for r in side.iter_rows(named=True)
+    }
+    labels = {
+        key: (f"probunlearn: {metric}" if tool == "probunlearn" else f"{metric} ({file})")
+        for (tool, file, metric), key in keys.items()
+    }
+    rows: dict[str, dict] = {}
+    for r in side.iter_rows(named=True):
+        rows.setdefault(r["model"], {"model": r["model"]})[
+            keys[(r["tool"], r["file"], r["metric"])]
+        ] = r["value"]
+    schema = {"model": pl.String} | dict.fromkeys(keys.values(), pl.Float64)
+    wide = pl.DataFrame([{c: row.get(c) for c in schema} for row in rows.values()], schema=schema)
+    return wide, labels
 
 
 def _answer(text: object, score: object) -> str:

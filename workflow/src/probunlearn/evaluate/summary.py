@@ -316,3 +316,71 @@ def question_rows(
         )
         out.append(row)
     return pl.DataFrame(out, infer_schema_length=None)
+
+
+# ---- beside open-unlearning -------------------------------------------------------------------------
+OURS = ("greedy", "m_bin", "m_mu", "ed", *EXTRA_METRICS)
+"""Our per-model numbers put beside open-unlearning's (the summary's row of the primary score)."""
+SIDE_COLUMNS = {
+    "model": pl.String,
+    "tool": pl.String,
+    "benchmark": pl.String,
+    "file": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+}
+"""Columns of ``openunlearning.csv`` (:func:`side_by_side`)."""
+
+
+def side_by_side(
+    summary: pl.DataFrame,
+    score: str,
+    theirs: Mapping[str, Sequence[str]],
+    membership: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Our numbers and open-unlearning's, one row per (model, tool, metric): for every model with
+    open-unlearning files (``theirs``: model -> files, :func:`probunlearn.evaluate.openunlearning.read_openunlearning`),
+    ours (``tool`` probunlearn: :data:`OURS` of the ``score`` row of the summary, and with a
+    membership table each statistic's ``auc_<statistic>`` and ``privleak_<statistic>``), then theirs
+    (``tool`` open-unlearning, ``benchmark`` and ``file`` as read, ``metric`` named as they name it).
+    Empty (the columns only) without open-unlearning files."""
+    from probunlearn.evaluate.openunlearning import read_openunlearning
+
+    frames = []
+    for model, files in theirs.items():
+        rows = summary.filter((pl.col("model") == model) & (pl.col("score") == score))
+        ours = []
+        if rows.height:
+            r = rows.row(0, named=True)
+            ours += [(m, r.get(m)) for m in OURS if r.get(m) is not None]
+        if membership is not None:
+            for r in membership.filter(pl.col("model") == model).iter_rows(named=True):
+                ours.append((f"auc_{r['statistic']}", r["auc"]))
+                if r.get("privleak") is not None:
+                    ours.append((f"privleak_{r['statistic']}", r["privleak"]))
+        frames.append(
+            pl.DataFrame(
+                [
+                    {
+                        "model": model,
+                        "tool": "probunlearn",
+                        "benchmark": "",
+                        "file": "",
+                        "metric": m,
+                        "value": float(v),
+                    }  # fmt: skip
+                    for m, v in ours
+                ],
+                schema=SIDE_COLUMNS,
+            )
+        )
+        for f in files:
+            t = read_openunlearning(f).with_columns(
+                pl.lit(model).alias("model"),
+                pl.lit("open-unlearning").alias("tool"),
+                pl.lit(os.path.basename(f)).alias("file"),
+            )
+            frames.append(t.select(list(SIDE_COLUMNS)))
+    if not frames:
+        return pl.DataFrame(schema=SIDE_COLUMNS)
+    return pl.concat(frames)

@@ -122,8 +122,9 @@ def _texts(path: Path, row: int, obj: dict, key: str) -> list[str]:
     return list(value)
 
 
-def read_user_data(path: str | os.PathLike) -> pl.DataFrame:
-    """Read and check a user's question set; returns it in the shared row format."""
+def read_user_data(path: str | os.PathLike, id_prefix: str = "row-") -> pl.DataFrame:
+    """Read and check a user's question set; returns it in the shared row format. A row without
+    an ``id`` gets ``<id_prefix><row>``."""
     path = Path(path)
     if path.suffix not in SUFFIXES:
         raise DataError(f"{path}: unknown file type {path.suffix!r}; expected one of {SUFFIXES}")
@@ -144,7 +145,7 @@ def read_user_data(path: str | os.PathLike) -> pl.DataFrame:
     rows, seen = [], {}
     for row, obj in records:
         rid = obj.get("id")
-        rid = f"row-{row}" if rid is None or rid == "" else str(rid)
+        rid = f"{id_prefix}{row}" if rid is None or rid == "" else str(rid)
         if rid in seen:
             raise DataError(f"{path}: row {row}: column 'id' repeats {rid!r} of row {seen[rid]}")
         seen[rid] = row

@@ -37,6 +37,8 @@ def run_attack(
     data: Mapping[str, str] | None = None,
     threads: int | None = None,
     device: str | None = "auto",
+    revision: str | None = None,
+    base: str | None = None,
 ) -> dict[str, Any]:
     """Rule attack: load the model at ``model_dir`` (float32), apply the model attack ``spec``
     (:func:`probunlearn.attacks.apply_attack`), save the attacked model to ``out_dir`` and what
@@ -44,7 +46,8 @@ def run_attack(
 
     ``data``: the rows an attack reads by name (forget, retain, holdout) -> eval-set file;
     ``template``: the model's prompt template; ``adapter``: whether the model is a LoRA adapter
-    (its merged weights are attacked, and the notes say so). Returns the info written."""
+    (its merged weights are attacked, and the notes say so); ``revision``, ``base``: a hub model's
+    revision, an adapter's base (``probunlearn evaluate``'s checkpoints). Returns the info written."""
     from probunlearn import models
 
     s = parse_spec(spec)
@@ -58,8 +61,10 @@ def run_attack(
         **{d: d in rows for d in ("forget", "retain", "holdout")},
     )
     models.set_threads(threads)
-    tokenizer = models.load_tokenizer(model_dir)
-    model = models.load_model(model_dir, dtype="float32", device=device)
+    tokenizer = models.load_tokenizer(model_dir, revision=revision, base=base)
+    model = models.load_model(
+        model_dir, revision=revision, dtype="float32", device=device, base=base
+    )
     inputs = Inputs(target=target, model=model, tokenizer=tokenizer, data=rows, inplace=True)
     result = apply_attack(s, inputs)
     models.save_model(result.model.to("cpu"), tokenizer, out_dir)

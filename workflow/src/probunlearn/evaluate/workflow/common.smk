@@ -18,6 +18,21 @@ EVALUATED = PLAN.names("evaluated")
 SUMMARY = PLAN.summary_models()
 # the original too is sampled and scored: every evaluated model is compared with it
 ORIGINAL = [PLAN.original] if PLAN.original else []
+# --attack (probunlearn.evaluate.attacks) and membership inference with a holdout set
+# (probunlearn.evaluate.membership): None where the run has none
+ATTACKS = PLAN.attacks
+MEMBERSHIP = PLAN.membership if PLAN.membership.on else None
+OPENUNLEARNING = PLAN.openunlearning_files()
+
+
+def extra_tables():
+    """The attack and membership tables the summary shows (none where the run has neither)."""
+    out = {}
+    if ATTACKS is not None:
+        out["attacks"] = "attacks.csv"
+    if MEMBERSHIP is not None:
+        out["membership"] = MEMBERSHIP.TABLE
+    return out
 
 
 def core_env(kind):

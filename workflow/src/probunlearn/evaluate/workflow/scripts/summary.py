@@ -20,6 +20,8 @@ with log_to(sm.log[0]):
         samples_paths=p.samples,
         extra_paths=p.extra,
         breakdown_paths=p.breakdown,
+        tables=dict(p.tables),
+        openunlearning={m: list(f) for m, f in p.openunlearning.items()},
         rows_path=sm.input.rows,
         leak_threshold=p.leak_threshold,
         alpha=p.alpha,

@@ -1,0 +1,192 @@
+"""Membership inference in ``probunlearn evaluate`` (issue 41): with a holdout set (``--holdout``, or
+a benchmark's own), every model's attack statistics on the sampled set (the forget set, members)
+against the holdout set (non-members), and the table of AUCs with intervals and PrivLeak.
+
+The job and the table are the paper workflow's (:func:`probunlearn.steps.membership.run_membership`,
+:func:`~probunlearn.steps.membership.run_membership_table`); this module says which models and
+statistics, and checks them before any job. ``--membership`` picks the statistics: ``auto`` (the
+default) = every statistic of the registry that needs no reference model (:mod:`probunlearn.metrics.membership`),
+and ``reference`` where a ``--reference`` model is given; a comma-separated list of names; ``none``
+switches it off. The models scored: the evaluated ones, the original and the reference model;
+PrivLeak is against the reference model (the retain-only, retrained model), where given. The tokens
+scored are TOFU's encoding of ``--tofu-format`` (the answer given the question).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+AUTO, NONE = "auto", "none"
+K = 0.4
+"""Min-K%'s k: MUSE's PrivLeak setting."""
+ENCODING = ("question_start_tag", "question_end_tag", "answer_tag", "max_length")
+
+
+def parse_statistics(text: str | None) -> list[str] | str:
+    """``--membership``: ``auto``, ``none`` or the statistics' names (a ValueError naming the
+    option, the unknown name and the known ones)."""
+    from probunlearn.metrics.membership import statistic_names
+
+    if text is None or text.strip() == AUTO:
+        return AUTO
+    if text.strip() == NONE:
+        return NONE
+    names = [s.strip() for s in text.split(",")]
+    known = statistic_names()
+    for s in names:
+        if s not in known:
+            raise ValueError(
+                f"--membership {text!r}: unknown statistic {s!r}; expected auto, none or a "
+                f"comma-separated list of {', '.join(known)}"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"--membership {text!r}: a statistic is named twice")
+    return names
+
+
+class EvaluateMembership:
+    """The membership inference of an evaluation (``plan``: its Plan)."""
+
+    def __init__(self, plan: Any, statistics: str | list[str]) -> None:
+        self.plan = plan
+        self.asked = statistics
+
+    @property
+    def on(self) -> bool:
+        """Whether it runs: not ``none``, a holdout set, question/answer rows."""
+        plan = self.plan
+        return self.asked != NONE and "holdout" in plan.sets and plan.kind == "answer"
+
+    @property
+    def reference(self) -> str | None:
+        """The retrained model: PrivLeak's baseline and the Reference statistic's model."""
+        return self.plan.reference
+
+    def statistics(self, model: str | None = None) -> list[str]:
+        """The statistics (of ``model``: without those that compare the reference with itself)."""
+        from probunlearn.metrics.membership import statistic, statistic_names
+
+        if self.asked == AUTO:
+            names = [s for s in statistic_names() if "reference" not in statistic(s).needs]
+            if self.reference is not None:
+                names += [s for s in statistic_names() if "reference" in statistic(s).needs]
+        else:
+            names = list(self.asked)
+        if model is not None and model == self.reference:
+            names = [s for s in names if "reference" not in statistic(s).needs]
+        return names
+
+    def models(self) -> list[str]:
+        """The models scored: the evaluated ones, the original, the reference model."""
+        plan = self.plan
+        names = plan.names("evaluated") + [m for m in (plan.original, plan.reference) if m]
+        return list(dict.fromkeys(names))
+
+    def check(self) -> None:
+        """Before any job: statistics asked without a holdout set or on data without answers, one
+        that needs a reference model without one, a holdout set that shares a question or id with
+        the sampled set (ValueErrors naming the option, the set or the model)."""
+        from probunlearn.metrics.membership import check_membership_sets, statistic
+
+        plan = self.plan
+        if self.asked not in (AUTO, NONE):
+            if "holdout" not in plan.sets:
+                raise ValueError(
+                    f"--membership {','.join(self.asked)}: membership inference scores the forget "
+                    "set against a holdout set, and there is none: give --holdout FILE"
+                )
+            if plan.kind != "answer":
+                raise ValueError(
+                    f"--membership: the statistics score answers, and "
+                    f"{plan.data.get('file') or plan.data.get('benchmark')} has {plan.kind!r}"
+                )
+            needing = [s for s in self.asked if "reference" in statistic(s).needs]
+            if needing and self.reference is None:
+                raise ValueError(
+                    f"--membership: {needing} compare(s) each model with a reference model, and "
+                    "there is none: give --reference NAME=PATH (the retrained model)"
+                )
+        if not self.on:
+            return
+        holdout_name = plan.data.get("holdout") or "holdout"
+        try:
+            check_membership_sets(
+                plan.sets[plan.sampled_set],
+                plan.sets["holdout"],
+                forget_name=plan.data.get("file") or plan.sampled_set,
+                holdout_name=holdout_name,
+            )
+        except ValueError as e:
+            raise ValueError(f"--holdout (membership inference): {e}") from None
+
+    def warnings(self) -> list[str]:
+        """A holdout set of another size than the forget set."""
+        if not self.on:
+            return []
+        plan = self.plan
+        n_f, n_h = plan.sets[plan.sampled_set].height, plan.sets["holdout"].height
+        if n_f == n_h:
+            return []
+        return [
+            f"membership inference: the holdout set has {n_h} examples, the forget set "
+            f"{plan.sampled_set!r} {n_f}: the AUC intervals rest on the smaller one"
+        ]
+
+    # ---- rules' inputs and params ---------------------------------------------------------------
+    def path(self, model: str) -> str:
+        """A model's per-example statistics (rule membership)."""
+        return f"membership/{model}.parquet"
+
+    TABLE = "membership.csv"
+    FIGURE = "figures/membership"
+
+    def needs_reference(self, model: str) -> bool:
+        from probunlearn.metrics.membership import statistic
+
+        return any("reference" in statistic(s).needs for s in self.statistics(model))
+
+    def inputs(self, model: str) -> dict[str, str]:
+        """Rule membership: the two sets and the reference model's statistics where a statistic
+        compares with it."""
+        p = self.plan.paths
+        out = {"forget": p.data(self.plan.sampled_set), "holdout": p.data("holdout")}
+        if self.reference is not None and self.needs_reference(model):
+            out["reference"] = self.path(self.reference)
+        return out
+
+    def params(self, model: str) -> dict[str, Any]:
+        """Rule membership's settings: what changes a model's statistics."""
+        from probunlearn.metrics.tofu import tofu_tags
+
+        plan, ev = self.plan, self.plan.ev
+        tags = tofu_tags(ev.get("tofu_format", "phi"))
+        return {
+            "forget_set": plan.sampled_set,
+            "holdout_set": "holdout",
+            "holdout_rows": None,
+            "statistics": self.statistics(model),
+            "k": K,
+            "encoding": {k: tags[k] for k in ENCODING},
+            "batch_size": int(ev["sampling"]["batch_size"]),
+            "dtype": ev["dtype"],
+            "device": ev["device"],
+            "threads": ev["threads"],
+        }
+
+    def pattern(self) -> str:
+        """Rule membership's wildcard: exactly the models scored."""
+        import re
+
+        return "|".join(re.escape(m) for m in self.models()) or "-"
+
+    def parts(self) -> dict[str, str]:
+        """Model -> its statistics file, in the table's order."""
+        return {m: self.path(m) for m in self.models()}
+
+    def table_params(self) -> dict[str, Any]:
+        """Rule membership_table: the retrained model, alpha (``--alpha``) and k."""
+        return {
+            "retrained": self.reference,
+            "alpha": float(self.plan.ev["bounds"]["alpha"]),
+            "k": K,
+        }
