@@ -147,7 +147,7 @@ DOCUMENTED = {
     "probunlearn.unlearning.loop": ["decoder_layers"],
     "probunlearn.unlearning.losses": ["ga_loss", "idk_loss"],
     "probunlearn.methods": ["Method", "Setting", "Step", "METHODS"],
-    "probunlearn.core": ["RULES"],
+    "probunlearn.core": ["RULES", "SCRIPTS"],
     "probunlearn.steps.sample": ["run_sample_shard_rule", "run_sampling_shard"],
     "probunlearn.steps.score": ["run_score"],
     "probunlearn.steps.greedy": ["run_evaluation"],
@@ -260,8 +260,17 @@ def test_algorithms_hold_no_rule_entry_points(root):
             assert not steps, f"{mod} imports {steps}"
 
 
+def workflow_scripts(root: Path) -> list[Path]:
+    """Every rule script of both workflows: the paper's, the evaluation core's (also the attack and
+    membership rules' of both), the evaluate command's and the benchmarks' own."""
+    src = root / "workflow" / "src" / PKG
+    return sorted((root / "workflow" / "scripts").glob("*.py")) + sorted(
+        src.glob("**/scripts/*.py")
+    )
+
+
 def test_scripts_call_one_library_function(root):
-    for script in sorted((root / "workflow" / "scripts").glob("*.py")):
+    for script in workflow_scripts(root):
         tree = ast.parse(script.read_text())
         calls = [
             a.name
@@ -283,7 +292,7 @@ def test_scripts_take_paths_from_the_rule_not_by_slicing(root):
     pattern = re.compile(r"\[\s*:\s*-|rsplit\(|\.split\(\s*[\"']/|with_suffix\(|removesuffix\(")
     found = [
         f"{script.name}:{i}: {line.strip()}"
-        for script in sorted((root / "workflow" / "scripts").glob("*.py"))
+        for script in workflow_scripts(root)
         for i, line in enumerate(script.read_text().splitlines(), 1)
         if pattern.search(line)
     ]
@@ -314,9 +323,13 @@ def _script_modules(root: Path) -> dict[str, tuple[str, bool]]:
         for line in smk.read_text().splitlines():
             if m := re.search(r"envs/(\w+)\.yaml|(?:core|conda)_env\(\"(\w+)\"\)", line):
                 env = m.group(1) or m.group(2)
-            elif m := re.search(r'"(\.\./)*scripts/(\w+)\.py"', line):
+            elif m := re.search(r'(?:"(\.\./)*scripts/|f"\{CORE_SCRIPTS\}/)(\w+)\.py"', line):
                 script = smk.parent / "scripts" / f"{m.group(2)}.py"
-                if not script.exists():
+                if "CORE_SCRIPTS" in line:
+                    script = (
+                        root / "workflow" / "src" / PKG / "core" / "scripts" / f"{m.group(2)}.py"
+                    )
+                elif not script.exists():
                     script = root / "workflow" / "scripts" / f"{m.group(2)}.py"
                 text = script.read_text()
                 libs = re.findall(r"^from (probunlearn[\w.]*) import \w+", text, re.M)

@@ -30,7 +30,7 @@ if ATTACKS is not None:
         params:
             attack=lambda wc: ATTACKS.attack_params(wc.model),
         script:
-            "../scripts/attack.py"
+            f"{CORE_SCRIPTS}/attack.py"
 
     rule attack_prompts:
         input:
@@ -46,7 +46,7 @@ if ATTACKS is not None:
         params:
             attack=lambda wc: ATTACKS.prompts_params(wc.evalset),
         script:
-            "../scripts/attack_prompts.py"
+            f"{CORE_SCRIPTS}/attack_prompts.py"
 
     rule attacks_table:
         input:
@@ -72,4 +72,4 @@ if ATTACKS is not None:
                 }
             ),
         script:
-            "../scripts/attacks_table.py"
+            f"{CORE_SCRIPTS}/attacks_table.py"

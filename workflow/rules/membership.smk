@@ -28,7 +28,7 @@ if MEMBERSHIP is not None:
             # one dict: Snakemake compares a rule's params as a set of values
             run=lambda wc: MEMBERSHIP.params(wc.model),
         script:
-            "../scripts/membership.py"
+            f"{CORE_SCRIPTS}/membership.py"
 
     rule membership_table:
         input:
@@ -45,4 +45,4 @@ if MEMBERSHIP is not None:
             figure=lambda wc, output: P.stem(output.figure[0]),
             run=MEMBERSHIP.table_params(),
         script:
-            "../scripts/membership_table.py"
+            f"{CORE_SCRIPTS}/membership_table.py"

@@ -29,3 +29,7 @@ import os
 
 RULES = os.path.join(os.path.dirname(__file__), "rules.smk")
 """The core's Snakemake rules."""
+SCRIPTS = os.path.join(os.path.dirname(__file__), "scripts")
+"""The scripts of the core's rules, and of the rules both workflows declare with their own planner
+(``attack``, ``attack_prompts``, ``attacks_table``, ``membership``, ``membership_table``): one
+script each, whichever workflow runs it."""

@@ -1,4 +1,4 @@
-"""Rule attacks_table: the leak bounds before and after each attack (tables/attacks.csv, figure)."""
+"""Rule attacks_table: the leak bounds before and after each attack (the attack table, its figure)."""
 
 from probunlearn.report.attacks import make_attacks
 from probunlearn.steps.logs import log_to
