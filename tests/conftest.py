@@ -92,6 +92,25 @@ def tiny_config(default: dict) -> dict:
     return cfg
 
 
+def design_of(overlay: dict | None = None, preset: str | None = None):
+    """The Design of the mini run (or of a preset, laid as ``--configfile`` lays it) with
+    ``overlay`` laid over it, validated and checked as a run's config is."""
+    from probunlearn.config import effective_config, load_yaml, merge_config, validate_config
+    from probunlearn.dag import Design, check_config
+
+    base = load_yaml(ROOT / f"workflow/presets/{preset}.yaml") if preset else {}
+    cfg = effective_config(merge_config(base, overlay or {}), ROOT, None)
+    validate_config(cfg, ROOT / "workflow/schemas/config.schema.yaml")
+    check_config(cfg)
+    return Design(cfg)
+
+
+@pytest.fixture(scope="module")
+def mini():
+    """The Design of the default config (the mini run)."""
+    return design_of()
+
+
 @pytest.fixture()
 def tiny_cfg(default_config) -> dict:
     return tiny_config(default_config)

@@ -11,10 +11,11 @@ import numpy as np
 import polars as pl
 import pytest
 
+from conftest import design_of
 from probunlearn import bounds
 from probunlearn.attacks import ATTACKS, parse_spec, prompt_column
-from probunlearn.config import effective_config, load_schema, validate_config
-from probunlearn.dag import Design, check_config
+from probunlearn.config import effective_config, load_schema
+from probunlearn.dag import check_config
 from probunlearn.dag.attacks import (
     ATTACKED_PATTERN,
     EVALSET_PATTERN,
@@ -31,18 +32,6 @@ from probunlearn.dag.naming import unlearned_pattern
 from probunlearn.data.rows import make_row, to_frame
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def design_of(root, overlay: dict | None = None) -> Design:
-    cfg = effective_config(overlay or {}, root, None)
-    validate_config(cfg, root / "workflow/schemas/config.schema.yaml")
-    check_config(cfg)
-    return Design(cfg)
-
-
-@pytest.fixture(scope="module")
-def mini(root) -> Design:
-    return design_of(root)
 
 
 # ---- names ---------------------------------------------------------------------------------------
@@ -139,7 +128,7 @@ def test_attack_jobs_read_what_the_attack_needs(mini):
 
 
 def test_the_experiment_off_leaves_the_runs_as_they_were(root, mini):
-    off = design_of(root, {"experiments": [e for e in mini.experiments if e != "attacks"]})
+    off = design_of({"experiments": [e for e in mini.experiments if e != "attacks"]})
     assert off.attacks is None and set(off.sampled_runs()) == mini._paper_runs()
     assert "attacks" not in off.figure_names() and "attacks" not in off.claims_inputs()
     assert off.attack_cases() == [] and "attack" not in off.expected_jobs()
@@ -147,7 +136,6 @@ def test_the_experiment_off_leaves_the_runs_as_they_were(root, mini):
 
 def test_prompt_families_are_eval_sets_of_their_own(root):
     d = design_of(
-        root,
         {
             "attacks": {
                 "methods": ["npo"],
@@ -217,7 +205,7 @@ def test_an_attack_the_model_cannot_take_stops_the_run(root, overlay, message):
 
 def test_a_lora_model_is_quantized_merged(root):
     lora = {"r": 2, "alpha": 4, "dropout": 0.0, "target_modules": ["q_proj"]}
-    d = design_of(root, {"unlearning": {"lora": lora}})
+    d = design_of({"unlearning": {"lora": lora}})
     name = attacked_name(d.table1_models()["npo"], "quant:nf4")
     assert d.attacks.attack_params(name)["adapter"] is True  # the job notes the merge
 

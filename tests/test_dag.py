@@ -13,25 +13,14 @@ import sys
 
 import pytest
 
-from probunlearn.config import effective_config, load_yaml, validate_config
+from conftest import design_of
+from probunlearn.config import effective_config, load_yaml
 from probunlearn.dag import Design, Paths, check_config, parse_unlearned, unlearned_name
 from probunlearn.dag.naming import method_labels, model_recipe, retain_split, unlearned_pattern
 
 SCORES = re.compile(
     r"results/(?P<run>[^/]+)/scores/(?P<model>[^/]+)/(?P<evalset>[^/]+)/(?P<setting>[^/]+)\.parquet"
 )
-
-
-def design_of(root, overlay: dict | None = None) -> Design:
-    cfg = effective_config(overlay or {}, root, None)
-    validate_config(cfg, root / "workflow/schemas/config.schema.yaml")
-    check_config(cfg)
-    return Design(cfg)
-
-
-@pytest.fixture(scope="module")
-def mini(root) -> Design:
-    return design_of(root)
 
 
 def model_of_scores(path: str) -> tuple[str, str, str]:
@@ -186,11 +175,11 @@ def test_sampled_runs_use_known_settings_and_sets(mini):
 
 
 def test_experiments_switch_their_models_and_figures(root, mini):
-    drop = design_of(root, {"experiments": [e for e in mini.experiments if e != "lambda_r"]})
+    drop = design_of({"experiments": [e for e in mini.experiments if e != "lambda_r"]})
     assert drop.lambda_r_models() == {} and "fig5a" not in drop.figure_names()
     assert set(drop.unlearned_models()) < set(mini.unlearned_models())
     assert "fig5a" in mini.figure_names()
-    seq = design_of(root, {"experiments": [*mini.config["experiments"], "sequential"]})
+    seq = design_of({"experiments": [*mini.config["experiments"], "sequential"]})
     assert {s for _, _, s in seq.sampled_runs()} - {s for _, _, s in mini.sampled_runs()} == {"seq"}
     assert set(seq.sequential_bounds()) == {"target", "NPO", "NPO+EO"}
     assert "sequential" in seq.figure_names() and "sequential" not in mini.figure_names()
@@ -217,12 +206,12 @@ def test_sampling_params_name_every_setting_value(mini):
 def test_random_numbers_are_common_by_default_and_independent_on_request(root):
     from probunlearn.steps.sample import seed_key
 
-    mini = design_of(root)
+    mini = design_of()
     assert mini.config["sampling"]["random_numbers"] == "common"
     # the default adds no param: every shard's params, and so its samples, stay as they were
     assert "random_numbers" not in mini.sampling_params("target", "forget10", "main")
     assert seed_key("target", "forget10", "main") == seed_key("target", "forget10", "sweep")
-    ind = design_of(root, {"sampling": {"random_numbers": "independent"}})
+    ind = design_of({"sampling": {"random_numbers": "independent"}})
     params = ind.sampling_params("target", "forget10", "main")
     assert params["random_numbers"] == "independent" and list(params) == sorted(params)
     keys = {seed_key("target", "forget10", s, "independent") for s in ("main", "sweep")}
@@ -274,7 +263,7 @@ def test_load_yaml_of_presets_gives_designs(root):
         if preset.stem == "local-data":  # an overlay of the presets, not a run
             continue
         overlay = load_yaml(preset)
-        d = design_of(root, overlay)
+        d = design_of(overlay)
         assert d.paths.out == f"results/{d.config['run']}"
 
 
@@ -283,10 +272,10 @@ def test_training_rules_get_the_device_and_mixed_precision_only_when_set(root, m
     mixed precision keeps the params it had; a named device and mixed precision reach the jobs."""
     template = mini.config["template"]
     assert mini.run_params(2) == {"seed": 0, "template": template, "threads": 2}
-    gpu = design_of(root, {"device": "cuda:1", "mixed_precision": True})
+    gpu = design_of({"device": "cuda:1", "mixed_precision": True})
     assert gpu.run_params(1) == {
         "device": "cuda:1", "mixed_precision": True, "seed": 0, "template": template, "threads": 1
     }  # fmt: skip
     for name in ("tofu-phi", "tofu-llama2", "muse-news"):  # every GPU preset: auto, fp32
-        preset = design_of(root, load_yaml(root / f"workflow/presets/{name}.yaml"))
+        preset = design_of(preset=name)
         assert set(preset.run_params(4)) == {"seed", "template", "threads"}

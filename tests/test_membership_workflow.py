@@ -5,7 +5,6 @@ MUSE-News, the checks before any job, and the seeds' table (benchmarks/seeds.py)
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import os
 import re
@@ -16,8 +15,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from probunlearn.config import ConfigError, effective_config, load_yaml, validate_config
-from probunlearn.dag import Design, check_config
+from conftest import design_of
+from probunlearn.config import ConfigError, effective_config, validate_config
+from probunlearn.dag import check_config
 from probunlearn.metrics import membership as mm
 from probunlearn.steps.membership import run_membership, run_membership_table
 
@@ -26,22 +26,6 @@ SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 PLUGIN = Path(__file__).resolve().parent / "plugin"
 SHARED_TOFU = ROOT.parent / "shared" / "data" / "tofu"
 STATS = ["loss", "zlib", "min_k", "min_k_plus_plus", "reference", "gradnorm"]
-
-
-def design_of(overlay: dict | None = None, preset: str | None = None) -> Design:
-    """The Design of the mini run (or of a preset) with ``overlay`` laid over it."""
-    base = load_yaml(ROOT / f"workflow/presets/{preset}.yaml") if preset else {}
-    cfg = effective_config(_merge(base, overlay or {}), ROOT, None)
-    validate_config(cfg, SCHEMA)
-    check_config(cfg)
-    return Design(cfg)
-
-
-def _merge(a: dict, b: dict) -> dict:
-    out = copy.deepcopy(a)
-    for k, v in b.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
 
 
 # ---- the registry ---------------------------------------------------------------------------------
@@ -235,11 +219,6 @@ def test_raw_texts_are_scored_whole(tiny_models, tmp_path):
 
 
 # ---- the DAG ----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def mini() -> Design:
-    return design_of()
-
-
 def test_mini_run_scores_target_reference_and_table1(mini):
     mem = mini.experiment_design("membership")
     t1 = mini.table1_models()
