@@ -185,12 +185,17 @@ class Attack:
         retain or holdout rows) and ``"tokenizer"``."""
         return frozenset({"evalset"}) if self.transforms == "prompts" else frozenset()
 
+    def rows_needed(self, settings: Mapping[str, Any]) -> list[str]:
+        """The data sets of :meth:`needs` whose rows a run supplies by name: forget, retain,
+        holdout (sorted)."""
+        return sorted(self.needs(settings) & {"forget", "retain", "holdout"})
+
     def check(self, settings: Mapping[str, Any], target: Target, spec: str) -> list[str]:
         """Raise ValueError (naming the model and ``spec``) where ``target`` cannot take the attack
         with these settings; return the notes a user should read (e.g. a merged adapter). Pure: it
         reads the spec and the model's metadata only. The default checks the data of
         :meth:`needs`."""
-        for data in sorted(self.needs(settings) & {"forget", "retain", "holdout"}):
+        for data in self.rows_needed(settings):
             if not target.has(data):
                 raise ValueError(
                     f"model {target.name!r}: attack {spec!r} needs the {data} set, and none is "

@@ -300,10 +300,8 @@ class AttackDesign:
         """Rule attack: the model's directory and the data sets the attack reads."""
         model, spec = self.attacked_models[name]
         p = self.design.paths
-        needs = ATTACKS.get(spec.kind).needs(spec.settings) & {"forget", "retain", "holdout"}
-        return {"model": p.model(model)} | {
-            d: p.data(self.data_of(model, d)) for d in sorted(needs)
-        }
+        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
+        return {"model": p.model(model)} | {d: p.data(self.data_of(model, d)) for d in needs}
 
     def attack_params(self, name: str) -> dict:
         """Rule attack: the spec, the model's metadata and the job's threads and device."""
@@ -324,7 +322,7 @@ class AttackDesign:
         evalset, spec, _ = self.families[family]
         p = self.design.paths
         out = {"evalset": p.data(evalset)}
-        if "retain" in ATTACKS.get(spec.kind).needs(spec.settings):
+        if "retain" in ATTACKS.get(spec.kind).rows_needed(spec.settings):
             out["retain"] = p.data("retain")
         return out
 

@@ -92,18 +92,15 @@ class MembershipDesign:
     def statistics(self, model: str) -> list[str]:
         """The statistics of a model: the config's, except those that compare a model with the
         reference model for the reference model itself (the Reference statistic is 0 there)."""
-        from probunlearn.metrics.membership import statistic
+        from probunlearn.metrics.membership import statistics_of
 
-        names = list(self.section["statistics"])
-        if model == self.reference:
-            names = [s for s in names if "reference" not in statistic(s).needs]
-        return names
+        return statistics_of(self.section["statistics"], model, self.reference)
 
     def needs_reference(self, model: str) -> bool:
         """Whether a model's job reads the reference model's log-probabilities."""
-        from probunlearn.metrics.membership import statistic
+        from probunlearn.metrics.membership import uses_reference
 
-        return any("reference" in statistic(s).needs for s in self.statistics(model))
+        return any(uses_reference(s) for s in self.statistics(model))
 
     # ---- paths, inputs, params -------------------------------------------------------------------
     def path(self, model: str) -> str:
@@ -181,7 +178,7 @@ class MembershipDesign:
         reference model has one (ValueError naming the key, the set or the model); a holdout set
         smaller than the forget set is a warning. The rows themselves are checked in each job
         (:func:`probunlearn.metrics.membership.check_membership_sets`)."""
-        from probunlearn.metrics.membership import statistic
+        from probunlearn.metrics.membership import uses_reference
 
         d, key = self.design, f"config {EXPERIMENT}"
         for which in ("forget", "holdout"):
@@ -215,7 +212,7 @@ class MembershipDesign:
                     f"{sorted(known)}"
                 )
         if self.reference is None:
-            needing = [s for s in self.section["statistics"] if "reference" in statistic(s).needs]
+            needing = [s for s in self.section["statistics"] if uses_reference(s)]
             if needing:
                 raise ValueError(
                     f"{key}.statistics: {needing} compare each model with a reference model, and "

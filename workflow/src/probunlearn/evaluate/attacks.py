@@ -199,8 +199,8 @@ class EvaluateAttacks:
         """Rule attack: the data sets the attack reads (the model is a checkpoint: its identity is
         in :meth:`attack_params`)."""
         _, spec = self.attacked_models[name]
-        needs = ATTACKS.get(spec.kind).needs(spec.settings) & {"forget", "retain", "holdout"}
-        return {d: self.plan.paths.data(self.data_of(d)) for d in sorted(needs)}
+        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
+        return {d: self.plan.paths.data(self.data_of(d)) for d in needs}
 
     def attack_params(self, name: str) -> dict:
         """Rule attack: the spec, the model (where and how it is loaded, its identity) and the
@@ -232,7 +232,7 @@ class EvaluateAttacks:
         spec, _ = self.families[family]
         p = self.plan.paths
         out = {"evalset": p.data(self.plan.sampled_set)}
-        if "retain" in ATTACKS.get(spec.kind).needs(spec.settings):
+        if "retain" in ATTACKS.get(spec.kind).rows_needed(spec.settings):
             out["retain"] = p.data("retain")
         return out
 

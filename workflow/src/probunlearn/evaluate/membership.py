@@ -64,17 +64,15 @@ class EvaluateMembership:
 
     def statistics(self, model: str | None = None) -> list[str]:
         """The statistics (of ``model``: without those that compare the reference with itself)."""
-        from probunlearn.metrics.membership import statistic, statistic_names
+        from probunlearn.metrics.membership import statistic_names, statistics_of, uses_reference
 
         if self.asked == AUTO:
-            names = [s for s in statistic_names() if "reference" not in statistic(s).needs]
+            names = [s for s in statistic_names() if not uses_reference(s)]
             if self.reference is not None:
-                names += [s for s in statistic_names() if "reference" in statistic(s).needs]
+                names += [s for s in statistic_names() if uses_reference(s)]
         else:
             names = list(self.asked)
-        if model is not None and model == self.reference:
-            names = [s for s in names if "reference" not in statistic(s).needs]
-        return names
+        return names if model is None else statistics_of(names, model, self.reference)
 
     def models(self) -> list[str]:
         """The models scored: the evaluated ones, the original, the reference model."""
@@ -86,7 +84,7 @@ class EvaluateMembership:
         """Before any job: statistics asked without a holdout set or on data without answers, one
         that needs a reference model without one, a holdout set that shares a question or id with
         the sampled set (ValueErrors naming the option, the set or the model)."""
-        from probunlearn.metrics.membership import check_membership_sets, statistic
+        from probunlearn.metrics.membership import check_membership_sets, uses_reference
 
         plan = self.plan
         if self.asked not in (AUTO, NONE):
@@ -100,7 +98,7 @@ class EvaluateMembership:
                     f"--membership: the statistics score answers, and "
                     f"{plan.data.get('file') or plan.data.get('benchmark')} has {plan.kind!r}"
                 )
-            needing = [s for s in self.asked if "reference" in statistic(s).needs]
+            needing = [s for s in self.asked if uses_reference(s)]
             if needing and self.reference is None:
                 raise ValueError(
                     f"--membership: {needing} compare(s) each model with a reference model, and "
@@ -141,9 +139,9 @@ class EvaluateMembership:
     FIGURE = "figures/membership"
 
     def needs_reference(self, model: str) -> bool:
-        from probunlearn.metrics.membership import statistic
+        from probunlearn.metrics.membership import uses_reference
 
-        return any("reference" in statistic(s).needs for s in self.statistics(model))
+        return any(uses_reference(s) for s in self.statistics(model))
 
     def inputs(self, model: str) -> dict[str, str]:
         """Rule membership: the two sets and the reference model's statistics where a statistic

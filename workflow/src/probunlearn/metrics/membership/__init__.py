@@ -63,6 +63,8 @@ from probunlearn.metrics.membership.base import (
     statistic,
     statistic_names,
     statistics,
+    statistics_of,
+    uses_reference,
 )
 from probunlearn.storage.atomic import write_csv, write_parquet
 
@@ -88,7 +90,9 @@ __all__ = [
     "statistic_label",
     "statistic_names",
     "statistics",
+    "statistics_of",
     "text_format",
+    "uses_reference",
     "write_membership_table",
 ]
 
@@ -298,7 +302,7 @@ def membership_statistics(
     )
     ids = t["id"].to_list()
     ref = grads = None
-    if reference is not None and any("reference" in statistic(s).needs for s in names):
+    if reference is not None and any(uses_reference(s) for s in names):
         r = _answers(reference, f"reference token table of {model!r}", ("id", "logprobs"))
         by_id = dict(zip(r["id"].to_list(), r["logprobs"].to_list(), strict=True))
         missing = [i for i in ids if i not in by_id]

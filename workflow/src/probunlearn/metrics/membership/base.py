@@ -30,6 +30,8 @@ __all__ = [
     "statistic",
     "statistic_names",
     "statistics",
+    "statistics_of",
+    "uses_reference",
 ]
 
 NEEDS = {
@@ -122,3 +124,14 @@ def statistic_names() -> list[str]:
 def statistic(name: str) -> Statistic:
     """The statistic ``name`` (a ValueError naming the known ones if unknown)."""
     return STATISTICS.get(name)
+
+
+def uses_reference(name: str) -> bool:
+    """Whether the statistic ``name`` compares each model with a reference model."""
+    return "reference" in statistic(name).needs
+
+
+def statistics_of(names: Sequence[str], model: str, reference: str | None) -> list[str]:
+    """The statistics ``model`` is scored with: ``names``, less those that compare a model with the
+    reference model for the reference model itself (``model == reference``: 0 there)."""
+    return [s for s in names if model != reference or not uses_reference(s)]
