@@ -128,19 +128,27 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-# The test files that run the workflow for minutes, longest first (the summed `--durations=0` times
-# of each file, 2026-11-26: 298, 296, 185, 170, 128, 93 and 48 s). Under `--dist loadfile` each
-# file runs whole on one worker in the order collected; started first, the long files share the
-# two workers and the short ones fill in behind them, instead of one long file running alone at the
-# end. A stale list costs minutes, never a result.
+# The test files that take longest, longest first (the summed `--durations=0` times of each file,
+# 2026-11-27: 190, 164, 121, 90, 69, 27, 24, 20, 15, 13, 12, 11 and 10 s). Under `--dist loadfile`
+# each file runs whole on one worker, and a worker is sent the next file in collection order when it
+# is nearly done with its own (`--no-loadscope-reorder` keeps that order: xdist's default reorders
+# files by how many tests they hold). Started first, the long files share the two workers and the
+# short ones fill in behind them, instead of one long file running alone at the end. A stale list
+# costs minutes, never a result.
 LONG_FILES = (
-    "test_preset_runs.py",
     "test_workflow.py",
+    "test_preset_runs.py",
     "test_evaluate.py",
-    "test_presets.py",
     "test_slurm.py",
     "test_muse_preset.py",
+    "test_presets.py",
     "test_set_bounds.py",
+    "test_conformance.py",
+    "test_extending.py",
+    "test_llama.py",
+    "test_sampling.py",
+    "test_architecture.py",
+    "test_gpu_check.py",
 )
 
 

@@ -1,7 +1,8 @@
 """Every preset runs end to end, offline: tofu-phi, hp-llama2 and jbb-alignment as shipped, with
 tiny stand-in models of the architectures each preset names (built here), the real data files of
 ../shared/data, and an overlay that only shrinks the run (n, questions, splits, grids, draws,
-epochs, tokens, chunk size) while keeping every rule and figure of the preset."""
+epochs, tokens, chunk size, TOFU's questions, how many models are post-fine-tuned) while keeping
+every rule and figure of the preset."""
 
 from __future__ import annotations
 
@@ -129,6 +130,9 @@ OVERLAYS = {
         "benchmarks": {"tofu": {"forget": ["forget01"], "retain_authors": 1,
                                 "retain_eval_size": 4, "utility_size": 4}},
         "references": ["forget01"],
+        # TOFU's own metrics on the first 10 questions of each set, greedy answers of up to 96
+        # tokens counting the prompt (TOFU's: 300 questions, 200 tokens)
+        "tofu_eval": {"ds_size": 10, "generation_max_length": 96},
         "greedy_eval": {"evalsets": ["forget01", "retain", "holdout", "real_authors",
                                      "world_facts"]},
         "finetune": {"epochs": 1, "batch_size": 8},
@@ -140,7 +144,9 @@ OVERLAYS = {
             "lambda_r_sweep": {"values": [0.0, -0.5]},
             "random_lambdas": {"draws": 1, "splits": ["forget01"]},
         },
-        "dcue": {"postfinetune": {"epochs": 1, "batch_size": 8}},
+        # two of Table 1's five models post-fine-tuned (the robustness check needs two; each
+        # more is four jobs more of the same rules)
+        "dcue": {"postfinetune": {"methods": ["npo", "rmu"], "epochs": 1, "batch_size": 8}},
     },
     "hp-llama2": {},
     "jbb-alignment": {},

@@ -11,7 +11,7 @@ local run instead of being recomputed on the cluster, and the local run goes on 
 
 Only two settings are passed beside the profile, both about this cluster, not about the workflow:
 the job states come from squeue (there is no accounting database behind sacct), and the first
-status check comes after 5 s rather than the plugin's 40 s.
+status check comes after 1 s rather than the plugin's 40 s.
 
 Skipped, with the reason, where SLURM or the executor plugin is not installed (`.ci/run` installs
 slurm-wlm and munge where apt-get works) or where the daemons cannot be started (not root). The
@@ -135,7 +135,7 @@ def runs(cluster, tmp_path_factory):
         "--slurm-status-command",
         "squeue",
         "--slurm-init-seconds-before-status-checks",
-        "5",
+        "1",
         "--verbose",
         TARGET,
     ]
