@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 import yaml
 
-from probunlearn import methods, scoring
+from probunlearn import methods, registry, scoring
 from probunlearn.benchmarks import BENCHMARKS
 
 PLUGIN = Path(__file__).resolve().parent / "plugin"
@@ -28,8 +28,7 @@ CAPITALS = [
 
 
 def _rescan() -> None:
-    for registry in (methods.METHODS, scoring.SCORERS, BENCHMARKS):
-        registry.rescan()
+    registry.rescan_all()
 
 
 @pytest.fixture
@@ -53,6 +52,27 @@ def test_outside_entries_register_through_entry_points(plugin):
     from probunlearn.report.figures.style import method_colors
 
     assert method_colors()["Scaled GA"] == "#117733"
+
+
+def test_every_registry_forgets_the_outside_entries_when_uninstalled(monkeypatch):
+    """A registry that loads while the plugin is on the path and is not the one rescanned keeps
+    the plugin's entries: rescan_all reads every registry again (a fixture that rescanned only the
+    membership statistics once left the plugin's scorer in other tests' score tables)."""
+    from probunlearn.metrics import membership as mm
+
+    registry.rescan_all()  # none loaded: each loads on its next use
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    mm.STATISTICS.rescan()
+    assert "short_answer" in scoring.SCORERS.names()  # loaded now, with the plugin on the path
+    monkeypatch.undo()
+    mm.STATISTICS.rescan()
+    assert "short_answer" in scoring.SCORERS.names()  # stale: the leak
+    registry.rescan_all()
+    assert "short_answer" not in scoring.SCORERS.names()
+    assert "median_logprob" not in mm.STATISTICS.names()
+    assert {scoring.SCORERS, mm.STATISTICS, methods.METHODS, BENCHMARKS} <= set(
+        registry.registries()
+    )
 
 
 def test_outside_entries_leave_when_uninstalled():

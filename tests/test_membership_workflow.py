@@ -32,11 +32,13 @@ STATS = ["loss", "zlib", "min_k", "min_k_plus_plus", "reference", "gradnorm"]
 @pytest.fixture
 def plugin(monkeypatch):
     """The demo distribution (tests/plugin) on the path: its statistic median_logprob registers."""
+    from probunlearn import registry
+
     monkeypatch.syspath_prepend(str(PLUGIN))
-    mm.STATISTICS.rescan()
+    registry.rescan_all()
     yield
     monkeypatch.undo()
-    mm.STATISTICS.rescan()
+    registry.rescan_all()  # every registry: one loaded meanwhile would keep the plugin's entries
 
 
 def _table(rng: np.random.Generator, n: int, shift: float) -> pl.DataFrame:

@@ -30,6 +30,8 @@ T = TypeVar("T", bound=Named)
 
 ENTRY_POINT_PREFIX = "probunlearn."
 
+_ALL: list[Registry] = []
+
 
 class Registry(Generic[T]):
     """Entries of one kind by name: the built-ins of ``package`` and the entry points of
@@ -45,6 +47,7 @@ class Registry(Generic[T]):
         self._origin: dict[str, str] = {}
         self._loaded = False
         self._loading = False
+        _ALL.append(self)
 
     @property
     def group(self) -> str:
@@ -129,3 +132,15 @@ class Registry(Generic[T]):
     def __len__(self) -> int:
         self._load()
         return len(self._entries)
+
+
+def registries() -> list[Registry]:
+    """Every registry made so far (those of the modules imported)."""
+    return list(_ALL)
+
+
+def rescan_all() -> None:
+    """Read the entry points of every registry again (after a plugin is installed or removed in a
+    running process): rescanning one registry leaves another that loaded meanwhile stale."""
+    for registry in _ALL:
+        registry.rescan()
