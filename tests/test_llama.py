@@ -380,6 +380,110 @@ def test_a_model_job_does_not_import_transformers(every_checkpoint):
     assert not any(w.startswith("probunlearn.") for w in out.stdout.split())
 
 
+# ---- LoRA adapters on the native models (probunlearn.models.native.lora) --------------------------
+LORA_TARGETS = {
+    "gqa": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    "phi": ["q_proj", "k_proj", "v_proj", "dense", "fc1", "fc2"],
+}
+
+
+def _adapter(base: str, out, targets: list[str], **extra) -> str:
+    """A peft LoRA adapter with non-zero random weights on ``base``, saved to ``out``."""
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(5)
+    config = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.1, target_modules=targets,
+                        init_lora_weights=False, **extra)  # fmt: skip
+    get_peft_model(models.load_model(base, device="cpu", native=False), config).save_pretrained(out)
+    return str(out)
+
+
+@pytest.fixture(scope="module", params=list(LORA_TARGETS))
+def lora_pair(request, tmp_path_factory, tok):
+    """(adapter dir, the adapter through peft, the adapter on the native model)."""
+    from probunlearn.models.native import lora
+
+    base = _checkpoint(tmp_path_factory, tok, request.param)
+    path = _adapter(base, tmp_path_factory.mktemp("lora") / "a", LORA_TARGETS[request.param])
+    hf = models.load_model(path, device="cpu", native=False)
+    nat = models.load_model(path, device="cpu")
+    assert hasattr(hf, "peft_config") and isinstance(nat, llama.CausalLM) and lora.is_lora(nat)
+    assert [n.replace(".default", "") for n, _ in hf.base_model.model.named_parameters()] == [
+        n for n, _ in nat.named_parameters()
+    ]
+    return path, hf, nat
+
+
+def test_lora_adapter_computes_as_peft(lora_pair, tok):
+    """Logits, greedy decoding and the sampler's draws of the native model with the adapter equal
+    peft's unmerged adapter on transformers', bit for bit; the adapter changes the logits."""
+    path, hf, nat = lora_pair
+    ids, left, right = _batch(hf.config.vocab_size)
+    plain = models.load_model(str(nat.source), device="cpu")
+    with torch.no_grad():
+        for mask in (None, left, right):
+            want = hf(input_ids=ids, attention_mask=mask).logits
+            assert torch.equal(want, nat(input_ids=ids, attention_mask=mask).logits)
+        assert not torch.equal(want, plain(input_ids=ids, attention_mask=right).logits)
+    with torch.inference_mode():
+        want = hf.generate(input_ids=ids, attention_mask=left, max_new_tokens=6, do_sample=False,
+                           pad_token_id=2)  # fmt: skip
+        got = nat.generate(ids, attention_mask=left, max_new_tokens=6, pad_token_id=2)
+    assert torch.equal(want, got)
+    kw = dict(n=4, max_new_tokens=6, seed_key="k", progress=False, batch_size=4)
+    tk = models.load_tokenizer(path)
+    qs = ["Who wrote the red book?", "Why?"]
+    assert sampling.sample_answers(hf, tk, ["a", "b"], qs, **kw).equals(
+        sampling.sample_answers(nat, tk, ["a", "b"], qs, **kw)
+    )
+
+
+def test_a_lora_job_imports_neither_transformers_nor_peft(lora_pair):
+    path = lora_pair[0]
+    code = (
+        "import sys, torch\n"
+        "from probunlearn import models\n"
+        f"m = models.load_model({path!r}, device='cpu'); t = models.load_tokenizer({path!r})\n"
+        "m(input_ids=torch.tensor([t('Who?')['input_ids']]))\n"
+        "print(type(m).__module__, 'transformers' in sys.modules, 'peft' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[1:] == ["False", "False"]
+
+
+def test_lora_merge_equals_peft_merge(lora_pair):
+    """Folding the adapter into the weights (the attacks do) gives peft's merge_and_unload bits."""
+    import copy
+
+    from probunlearn.attacks import _shared
+    from probunlearn.models.native import lora
+
+    _, hf, nat = lora_pair
+    assert _shared.is_adapter_model(hf) and _shared.is_adapter_model(nat)
+    want = copy.deepcopy(hf).merge_and_unload().state_dict()
+    merged = lora.merge(copy.deepcopy(nat))
+    assert not lora.is_lora(merged) and not _shared.is_adapter_model(merged)
+    got = merged.state_dict()
+    assert set(want) == set(got) and all(torch.equal(want[k], got[k]) for k in want)
+
+
+def test_lora_adapters_the_native_layer_does_not_compute_load_through_peft(tmp_path_factory, tok):
+    """A regular expression of target modules, DoRA, half precision or a merge: peft, as before."""
+    from probunlearn.models.native import lora
+
+    base = _checkpoint(tmp_path_factory, tok, "gqa")
+    out = tmp_path_factory.mktemp("adapters")
+    plain = _adapter(base, out / "plain", ["q_proj", "v_proj"])
+    regex = _adapter(base, out / "regex", r".*\.(q|v)_proj")
+    dora = _adapter(base, out / "dora", ["q_proj"], use_dora=True)
+    assert lora.supports(plain, torch.float32) and not lora.supports(plain, torch.bfloat16)
+    assert not lora.supports(regex, torch.float32) and not lora.supports(dora, torch.float32)
+    for path, kw in ((regex, {}), (dora, {}), (plain, {"merge": True})):
+        assert not isinstance(models.load_model(path, device="cpu", **kw), llama.CausalLM), path
+
+
 def _benchmark(name: str):
     """The module of the script benchmarks/<name>.py."""
     import importlib.util

@@ -8,8 +8,13 @@ from probunlearn.attacks import Inputs
 
 
 def is_adapter_model(model) -> bool:
-    """Whether ``model`` is a PEFT model with an unmerged adapter."""
-    return hasattr(model, "peft_config") and hasattr(model, "merge_and_unload")
+    """Whether ``model`` carries an unmerged adapter: a PEFT model, or a native model with the LoRA
+    layers of :mod:`probunlearn.models.native.lora`."""
+    from probunlearn.models.native import lora
+
+    return (hasattr(model, "peft_config") and hasattr(model, "merge_and_unload")) or lora.is_lora(
+        model
+    )
 
 
 def working_copy(inputs: Inputs, attack_spec: str) -> tuple[Any, bool]:
@@ -22,5 +27,7 @@ def working_copy(inputs: Inputs, attack_spec: str) -> tuple[Any, bool]:
     model = inputs.model if inputs.inplace else copy.deepcopy(inputs.model)
     merged = is_adapter_model(model)
     if merged:
-        model = model.merge_and_unload()
+        from probunlearn.models.native import lora
+
+        model = lora.merge(model) if lora.is_lora(model) else model.merge_and_unload()
     return model, merged

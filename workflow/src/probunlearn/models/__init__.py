@@ -150,19 +150,25 @@ def load_model(
     names) without merging: the adapter stays a separate module, as it was trained; ``merge=True``
     folds it into the weights (for fine-tuning the adapted model further). A plain local Llama,
     Mistral or Phi checkpoint loads with :mod:`probunlearn.models.native.llama` or :mod:`probunlearn.models.native.phi` (the same
-    numbers, no transformers import) unless ``PROBUNLEARN_NATIVE=0`` or ``native=False`` (peft needs
-    a transformers model)."""
-    from probunlearn.models.native import llama, phi
+    numbers, no transformers import), and a LoRA adapter on one, unmerged, in float32, with
+    :mod:`probunlearn.models.native.lora` (no transformers or peft import), unless
+    ``PROBUNLEARN_NATIVE=0`` or ``native=False`` (peft needs a transformers model)."""
+    from probunlearn.models.native import llama, lora, phi
     from probunlearn.storage import checkpoints
-
-    if native and os.environ.get(NATIVE_ENV, "1") != "0":
-        for arch in (llama, phi):
-            if arch.supports(name_or_path):
-                return arch.load(name_or_path, resolve_dtype(dtype)).to(resolve_device(device))
-    from transformers import AutoModelForCausalLM
 
     adapter = checkpoints.is_adapter(name_or_path)
     source = (base or checkpoints.adapter_base(name_or_path)) if adapter else name_or_path
+    use_native = native and os.environ.get(NATIVE_ENV, "1") != "0" and source is not None
+    if adapter and (merge or not lora.supports(name_or_path, resolve_dtype(dtype))):
+        use_native = False  # peft merges, and computes what the native LoRA layer does not
+    for arch in (llama, phi) if use_native else ():
+        if arch.supports(source):
+            model = arch.load(source, resolve_dtype(dtype))
+            if adapter:
+                lora.apply(model, name_or_path)
+            return model.to(resolve_device(device))
+    from transformers import AutoModelForCausalLM
+
     model = AutoModelForCausalLM.from_pretrained(
         source, revision=None if adapter else revision, dtype=resolve_dtype(dtype)
     )
