@@ -398,9 +398,14 @@ class Check:
         lb = token_scores.score_encodings(base, encs, pad_token_id=pad)
         differs = any(not (a[0] == b[0]).all() for a, b in zip(la, lb, strict=True))
         rows = draw(adapter, self.tok, qs[:2], n=4)
-        loaded = type(adapter).__name__.startswith("Peft") and differs and len(rows) == 10
+        # unmerged: the native LoRA layers (models.native.lora), or peft's for what they do not compute
+        from probunlearn.models.native import lora
+
+        kind = "native LoRA layers" if lora.is_lora(adapter) else type(adapter).__name__
+        unmerged = lora.is_lora(adapter) or hasattr(adapter, "peft_config")
+        loaded = unmerged and differs and len(rows) == 10
         ok &= loaded
-        figs.append(f"LoRA adapter reloaded ({type(adapter).__name__}), its losses differ from "
+        figs.append(f"LoRA adapter reloaded unmerged ({kind}): {unmerged}, its losses differ from "
                     f"the base's: {differs}, sampled {len(rows)} rows")  # fmt: skip
         return ok, "; ".join(figs)
 

@@ -116,6 +116,7 @@ DOCUMENTED = {
     ],
     "probunlearn.models.native.llama": ["supports", "BufferLayer"],
     "probunlearn.models.native.phi": [],
+    "probunlearn.models.native.lora": ["supports", "apply", "merge", "is_lora"],
     "probunlearn.models.native.tokenizer": [],
     "probunlearn.data.rows": ["make_row", "to_frame"],
     "probunlearn.data.qa": ["prompt_ids", "chunk_corpus"],
