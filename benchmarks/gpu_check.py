@@ -402,7 +402,7 @@ class Check:
         from probunlearn.models.native import lora
 
         kind = "native LoRA layers" if lora.is_lora(adapter) else type(adapter).__name__
-        unmerged = lora.is_lora(adapter) or hasattr(adapter, "peft_config")
+        unmerged = models.is_unmerged_adapter(adapter)
         loaded = unmerged and differs and len(rows) == 10
         ok &= loaded
         figs.append(f"LoRA adapter reloaded unmerged ({kind}): {unmerged}, its losses differ from "

@@ -8,13 +8,10 @@ from probunlearn.attacks import Inputs
 
 
 def is_adapter_model(model) -> bool:
-    """Whether ``model`` carries an unmerged adapter: a PEFT model, or a native model with the LoRA
-    layers of :mod:`probunlearn.models.native.lora`."""
-    from probunlearn.models.native import lora
+    """Whether ``model`` carries an unmerged adapter (:func:`probunlearn.models.is_unmerged_adapter`)."""
+    from probunlearn import models
 
-    return (hasattr(model, "peft_config") and hasattr(model, "merge_and_unload")) or lora.is_lora(
-        model
-    )
+    return models.is_unmerged_adapter(model)
 
 
 def working_copy(inputs: Inputs, attack_spec: str) -> tuple[Any, bool]:
@@ -27,7 +24,7 @@ def working_copy(inputs: Inputs, attack_spec: str) -> tuple[Any, bool]:
     model = inputs.model if inputs.inplace else copy.deepcopy(inputs.model)
     merged = is_adapter_model(model)
     if merged:
-        from probunlearn.models.native import lora
+        from probunlearn import models
 
-        model = lora.merge(model) if lora.is_lora(model) else model.merge_and_unload()
+        model = models.merge_adapter(model)
     return model, merged

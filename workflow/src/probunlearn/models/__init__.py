@@ -183,6 +183,24 @@ def load_model(
     return model
 
 
+def is_unmerged_adapter(model) -> bool:
+    """Whether ``model``, as :func:`load_model` returns it, carries an unmerged adapter: a PEFT
+    model, or a native model with the layers of :mod:`probunlearn.models.native.lora`."""
+    from probunlearn.models.native import lora
+
+    return (hasattr(model, "peft_config") and hasattr(model, "merge_and_unload")) or lora.is_lora(
+        model
+    )
+
+
+def merge_adapter(model):
+    """``model`` with its unmerged adapter folded into the weights, in place (peft's
+    ``merge_and_unload``, or :func:`probunlearn.models.native.lora.merge`: the same bits)."""
+    from probunlearn.models.native import lora
+
+    return lora.merge(model) if lora.is_lora(model) else model.merge_and_unload()
+
+
 def save_model(model: PreTrainedModel, tokenizer, out_dir: str | os.PathLike) -> Path:
     """Save model (safetensors) and tokenizer to ``out_dir`` atomically: temp dir, then rename."""
 
