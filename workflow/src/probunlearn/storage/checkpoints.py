@@ -83,57 +83,144 @@ def check_local_model(name: str, source: str | os.PathLike, *, base: str | None 
         raise CheckpointError(f"{label}: no *.safetensors weights{extra}")
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
+"""A model directory holds at least one of these when its tokenizer is there."""
+_HEADER_LIMIT = 100 << 20  # safetensors' own limit on the JSON header
+
+
+def check_weights(name: str, source: str | os.PathLike) -> None:
+    """Raise :class:`CheckpointError` unless every weight file of a model or adapter directory is
+    whole: each safetensors file's header parses and its tensors' byte ranges fill the file exactly
+    (the header is read, no tensor is loaded); every shard a safetensors index names exists; a GGUF
+    file starts with its magic."""
+    path = Path(source)
+    label = f"model {name!r} ({path})"
+    index = path / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = set(json.loads(index.read_text())["weight_map"].values())
+        except (OSError, ValueError, KeyError, AttributeError) as e:
+            raise CheckpointError(f"{label}: {index.name} is damaged ({e})") from e
+        missing = sorted(s for s in shards if not (path / s).is_file())
+        if missing:
+            raise CheckpointError(f"{label}: {index.name} names missing shard(s) {missing}")
+    for f in sorted(path.iterdir()):
+        if f.suffix == ".safetensors":
+            _check_safetensors(label, f)
+        elif f.suffix == ".gguf":
+            with f.open("rb") as fh:
+                if fh.read(4) != b"GGUF":
+                    raise CheckpointError(f"{label}: {f.name} is not a GGUF file (no magic)")
+
+
+def _check_safetensors(label: str, f: Path) -> None:
+    size = f.stat().st_size
+    where = f"{label}: {f.name}"
+    if size == 0:
+        raise CheckpointError(f"{where} is empty (0 bytes); expected safetensors weights")
+    with f.open("rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise CheckpointError(f"{where}: {size} bytes, too short for a safetensors header")
+        n = int.from_bytes(head, "little")
+        if n > min(_HEADER_LIMIT, size - 8):
+            raise CheckpointError(
+                f"{where}: its header claims {n} bytes but the file has {size}: truncated or "
+                "not safetensors"
+            )
+        try:
+            header = json.loads(fh.read(n))
+        except ValueError as e:
+            raise CheckpointError(f"{where}: the safetensors header is not JSON ({e})") from e
+    ends = [
+        int(t["data_offsets"][1])
+        for k, t in header.items()
+        if k != "__metadata__" and isinstance(t, dict) and "data_offsets" in t
+    ]
+    expected = 8 + n + max(ends, default=0)
+    if size != expected:
+        what = "truncated" if size < expected else "longer than its header says"
+        raise CheckpointError(
+            f"{where}: {what}: its header describes {expected} bytes, the file has {size}; "
+            "copy or save the checkpoint again"
+        )
+
+
 # ---- identity ---------------------------------------------------------------------------------------
 
 
-def _file_digest(path: Path, cache: dict) -> str:
+def _file_digest(path: Path, cache: dict) -> tuple[str, bool]:
+    """A file's sha256, from ``cache`` where its size and modification time match; and whether it
+    was computed (the cache changed)."""
     st = path.stat()
     key = str(path.resolve())
     hit = cache.get(key)
     if hit and hit["size"] == st.st_size and hit["mtime_ns"] == st.st_mtime_ns:
-        return hit["sha256"]
+        return hit["sha256"], False
     h = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 22), b""):
             h.update(block)
     cache[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": h.hexdigest()}
-    return cache[key]["sha256"]
+    return cache[key]["sha256"], True
 
 
-def _load_cache(cache: str | os.PathLike | None) -> dict:
-    if cache is None or not Path(cache).is_file():
+def _read_cache(path: Path) -> dict:
+    if not path.is_file():
         return {}
     try:
-        return json.loads(Path(cache).read_text())
-    except json.JSONDecodeError:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
         return {}  # a damaged cache costs one re-hash, never a wrong identity
 
 
-def _save_cache(cache: str | os.PathLike | None, entries: dict) -> None:
-    if cache is None:
-        return
-    write_text(json.dumps(entries, sort_keys=True), cache)
+class DigestCache:
+    """The file digests of :func:`directory_fingerprint`, kept in memory until :meth:`save`: a
+    caller that may not write yet (``probunlearn evaluate`` before it holds its output directory's
+    lock) reads the cache file now and writes what it learned later."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.entries = _read_cache(self.path)
+        self.dirty = False
+
+    def save(self) -> None:
+        """Write the cache file if a digest was added or renewed."""
+        if self.dirty:
+            write_text(json.dumps(self.entries, sort_keys=True), self.path)
+            self.dirty = False
 
 
 def directory_fingerprint(
-    directory: str | os.PathLike, cache: str | os.PathLike | None = None
+    directory: str | os.PathLike, cache: str | os.PathLike | DigestCache | None = None
 ) -> str:
     """``sha256:<hex>`` over the relative path and content digest of every file under ``directory``
-    (of a single file: its content digest)."""
+    (of a single file: its content digest). ``cache``: a JSON file of digests by path, size and
+    modification time (read and written here), or a :class:`DigestCache` (written by its owner)."""
     root = Path(directory)
-    entries = _load_cache(cache)
+    if isinstance(cache, DigestCache):
+        entries = cache.entries
+    else:
+        entries = {} if cache is None else _read_cache(Path(cache))
+    changed = False
     if root.is_file():
-        digest = _file_digest(root, entries)
-        _save_cache(cache, entries)
-        return f"sha256:{digest}"
-    h = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        if any(part.startswith(".") for part in Path(rel).parts):
-            continue
-        h.update(rel.encode() + b"\0" + _file_digest(path, entries).encode() + b"\n")
-    _save_cache(cache, entries)
-    return f"sha256:{h.hexdigest()}"
+        digest, changed = _file_digest(root, entries)
+        text = f"sha256:{digest}"
+    else:
+        h = hashlib.sha256()
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            if any(part.startswith(".") for part in Path(rel).parts):
+                continue
+            digest, new = _file_digest(path, entries)
+            changed = changed or new
+            h.update(rel.encode() + b"\0" + digest.encode() + b"\n")
+        text = f"sha256:{h.hexdigest()}"
+    if isinstance(cache, DigestCache):
+        cache.dirty = cache.dirty or changed
+    elif cache is not None and changed:
+        write_text(json.dumps(entries, sort_keys=True), cache)
+    return text
 
 
 def _cached_commit(repo_id: str, revision: str) -> str | None:
@@ -169,7 +256,9 @@ def resolve_revision(repo_id: str, revision: str | None) -> str:
 
 
 def identity(
-    source: str | os.PathLike, revision: str | None = None, cache: str | os.PathLike | None = None
+    source: str | os.PathLike,
+    revision: str | None = None,
+    cache: str | os.PathLike | DigestCache | None = None,
 ) -> str:
     """The identity of a checkpoint: a content fingerprint (local) or ``id@commit`` (hub)."""
     if is_local(source):
