@@ -398,7 +398,8 @@ def test_summary_lists_earlier_models_unless_narrowed(zoo, tmp_path):
 
     out = tmp_path / "out"
     args = _namespace(model=[f"a={zoo['a']}"], data=zoo["data"], out=out)
-    _, plan, notes = prepare(args)
+    prep = prepare(args)
+    plan, notes = prep.plan, prep.notes
     assert plan.summary_models() == ["a"] and not notes[1:]
     spec = {"role": "evaluated", "source": str(zoo["b"]), "revision": None, "base": None,
             "identity": "sha256:b"}  # fmt: skip
@@ -408,14 +409,16 @@ def test_summary_lists_earlier_models_unless_narrowed(zoo, tmp_path):
     for f in plan.result_paths("old"):
         (out / f).parent.mkdir(parents=True, exist_ok=True)
         (out / f).write_text("")
-    _, plan, notes = prepare(args)
+    prep = prepare(args)
+    plan, notes = prep.plan, prep.notes
     assert plan.summary_models() == ["old", "a"] and plan.summary_specs()["old"] == spec
     assert "1 model(s) evaluated earlier" in notes[-1] and notes[-1].endswith(": other")
     args.summary = "this"
-    _, plan, notes = prepare(args)
+    plan = prepare(args).plan
     assert plan.summary_models() == ["a"] and "previous" not in plan.ev
     args.summary, args.n = "all", 13  # other settings: the earlier results are not this call's
-    _, plan, notes = prepare(args)
+    prep = prepare(args)
+    plan, notes = prep.plan, prep.notes
     assert plan.summary_models() == ["a"] and notes[-1].endswith(": old, other")
 
 
@@ -679,14 +682,21 @@ def test_evaluate_console_is_quiet(two_models):
     assert (
         lines[1].startswith("warning: n = 12 samples per prompt is small") and "--n 103" in lines[1]
     )
-    assert lines[2] == "7 job(s) to run: evalsets 1, sample_shard 2, score 2, summary 1"
-    # two cores: the jobs finish in either order, the count goes up by one
-    done = [line.split("] ") for line in lines[3:10]]
-    assert [d[0] for d in done] == [f"[{k}/7" for k in range(1, 8)]
+    assert lines[2] == "6 job(s) to run: sample_shard 2, score 2, summary 1"
+    # two cores: the jobs finish in either order, the count goes up by one; each names its model
+    done = [line.split("] ") for line in lines[3:9]]
+    assert [d[0] for d in done] == [f"[{k}/6" for k in range(1, 7)]
     assert sorted(d[1] for d in done) == sorted(
-        ["evalsets", "sample_shard", "sample_shard", "score", "score", "summary", "done"]
+        [
+            "sample_shard a/questions shard 0",
+            "sample_shard lora/questions shard 0",
+            "score a/questions",
+            "score lora/questions",
+            "summary",
+            "done",
+        ]
     )
-    assert lines[10].startswith("summary:") and len(lines) == 14
+    assert lines[9].startswith("summary:") and len(lines) == 13
     assert "localrule sample_shard:" in (two_models["first"] / "evaluate.log").read_text()
 
 
@@ -1211,3 +1221,294 @@ def test_attack_and_membership_plan(zoo, tmp_path):
     ]
     assert {c["reference"] for c in cases} == {plan.paths.scores("o", "questions", "sampled")}
     assert {c["before"] for c in cases} == {plan.paths.scores("a", "questions", "sampled")}
+
+
+# ---- issue 47: the output directory, its lock and its names: nothing of the user's is lost -----------
+
+
+def test_out_must_be_new_empty_or_an_evaluation(zoo, tmp_path, capsys):
+    """(1) A directory holding other files is refused before a byte is written, a dry run
+    included; one an older probunlearn made (its record only) is taken and marked."""
+    from probunlearn.evaluate import outdir
+
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "config.yaml").write_text("mine: 1\n")
+    (project / "data" / "questions.parquet").write_bytes(b"the user's own")
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    for extra in ([], ["--dry-run"]):
+        rc = _evaluate("--model", f"a={zoo['a']}", "--data", zoo["data"], "--out", project, *extra)
+        err = capsys.readouterr().err
+        assert rc == 2 and "not empty and not an evaluation directory" in err
+        assert "config.yaml, data" in err
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
+    assert (project / "config.yaml").read_text() == "mine: 1\n"
+    err = _error(capsys, "--model", f"a={zoo['a']}", "--data", zoo["data"], "--out", "/",
+                 "--dry-run")  # fmt: skip
+    assert "--out /: not empty" in err and not Path("/.probunlearn").exists()
+    # an input inside --out would be overwritten or counted as output: refused
+    inside = tmp_path / "ev"
+    inside.mkdir()
+    (inside / "q.jsonl").write_text(zoo["data"].read_text())
+    with pytest.raises(outdir.OutDirError, match=r"it holds q\.jsonl"):
+        outdir.check_out(inside)
+    assert outdir.check_out(tmp_path / "new" / "dir") == "new"
+    legacy = tmp_path / "legacy"
+    (legacy / ".probunlearn").mkdir(parents=True)
+    (legacy / ".probunlearn" / "evaluated.json").write_text("{}")
+    assert outdir.check_out(legacy) == "ours"
+    (legacy / outdir.MARKER).write_text(json.dumps({"format": outdir.FORMAT + 1}))
+    with pytest.raises(outdir.OutDirError, match="written by a newer probunlearn"):
+        outdir.check_out(legacy)
+    only_lock = tmp_path / "stopped"
+    (only_lock / ".probunlearn").mkdir(parents=True)
+    (only_lock / outdir.LOCK).write_text("{}")
+    assert outdir.check_out(only_lock) == "empty", "a call that stopped after taking the lock"
+
+
+def test_inputs_inside_out_and_out_inside_a_model_are_refused(zoo, tmp_path, capsys):
+    out = tmp_path / "ev"
+    (out / ".probunlearn").mkdir(parents=True)
+    (out / ".probunlearn" / "evaluation.json").write_text('{"format": 1}')
+    data = _write_jsonl(out / "q.jsonl", QUESTIONS)
+    err = _error(capsys, "--model", f"a={zoo['a']}", "--data", data, "--out", out)
+    assert "lies inside --out" in err and "q.jsonl" in err
+    err = _error(capsys, "--model", f"a={zoo['a']}", "--data", zoo["data"], "--out",
+                 Path(zoo["a"]) / "eval")  # fmt: skip
+    assert "lies inside model 'a'" in err and not (Path(zoo["a"]) / "eval").exists()
+
+
+def test_a_held_lock_refuses_a_second_call_and_unlock_clears_a_stale_one(zoo, tmp_path, capsys):
+    """(2, 3) One lock per call: a live holder is named (process, host, since) and nothing is
+    written; another host's lock is not taken over but --unlock removes it, and Snakemake's own."""
+    import os
+    import socket
+
+    from probunlearn.evaluate import outdir
+
+    out = tmp_path / "ev"
+    args = ("--model", f"a={zoo['a']}", "--data", zoo["data"], "--out", out)
+    with outdir.Lock(out):
+        err = _error(capsys, *args)
+    assert f"process {os.getpid()} on host {socket.gethostname()}" in err and "--unlock" in err
+    assert sorted(p.name for p in out.rglob("*")) == [".probunlearn"], "the loser wrote nothing"
+    outdir.claim(out)
+    holder = {"pid": 1, "host": "elsewhere", "since": "2026-01-01 00:00:00 UTC"}
+    (out / outdir.LOCK).write_text(json.dumps(holder))
+    (out / ".snakemake" / "locks").mkdir(parents=True)
+    (out / ".snakemake" / "locks" / "0.input.lock").write_text("x")
+    err = _error(capsys, *args)
+    assert "process 1 on host elsewhere" in err and "on another host" in err
+    assert main(["evaluate", "--out", str(out), "--unlock"]) == 0
+    said = capsys.readouterr().err
+    assert "removed the lock of process 1 on host elsewhere" in said and "Snakemake's" in said
+    assert not (out / outdir.LOCK).exists() and not (out / ".snakemake" / "locks").exists()
+    # a lock of a process that is gone on this host is stale: taken over without --unlock
+    gone = {**holder, "host": socket.gethostname(), "pid": 2**22 + 12345}
+    (out / outdir.LOCK).write_text(json.dumps(gone))
+    lock = outdir.Lock(out).acquire()
+    assert lock.stale == gone
+    lock.release()
+    with outdir.Lock(out):  # a live one on this host cannot be unlocked
+        assert main(["evaluate", "--out", str(out), "--unlock"]) == 2
+    assert "held by a running call" in capsys.readouterr().err
+
+
+def test_a_name_is_bound_to_its_checkpoint(zoo, tmp_path, capsys):
+    """(4) Another checkpoint under a used name is refused, naming both, unless --replace."""
+    from probunlearn.evaluate import outdir
+
+    out = tmp_path / "ev"
+    outdir.claim(out)
+    outdir.bind_names(out, {"a": {"source": str(zoo["a"]), "revision": None, "base": None}})
+    err = _error(capsys, "--model", f"a={zoo['b']}", "--data", zoo["data"], "--out", out)
+    assert f"bound in {out} to {zoo['a']}" in err and f"gives {zoo['b']}" in err
+    assert "--replace a" in err
+    args = _namespace(model=[f"a={zoo['b']}"], data=zoo["data"], out=out, replace=["a"])
+    from probunlearn.cli.evaluate import prepare
+
+    assert prepare(args).plan.bindings()["a"]["source"] == str(zoo["b"])
+
+
+def _broken(zoo, tmp: Path, name: str, change) -> Path:
+    import shutil
+
+    path = tmp / name
+    shutil.copytree(zoo["a"], path)
+    change(path)
+    return path
+
+
+def test_checkpoint_problems_are_refused_before_any_job(zoo, tmp_path, capsys):
+    """(5) Weights, tokenizer, context, names, n: each named before any job, nothing written."""
+
+    def half(p):
+        w = p / "model.safetensors"
+        w.write_bytes(w.read_bytes()[: w.stat().st_size // 2])
+
+    def no_tokenizer(p):
+        for f in p.glob("tokenizer*"):
+            f.unlink()
+
+    cases = [
+        (_broken(zoo, tmp_path, "trunc", half), [], "model.safetensors: truncated"),
+        (_broken(zoo, tmp_path, "empty", lambda p: (p / "model.safetensors").write_bytes(b"")),
+         [], "model.safetensors is empty (0 bytes)"),
+        (_broken(zoo, tmp_path, "notok", no_tokenizer), [], "no tokenizer files"),
+        (zoo["a"], ["--max-new-tokens", "3000"], "do not fit its context of 2048 positions"),
+        (zoo["a"], ["--n", "1000000000"], "--n 1000000000: a sampling job holds"),
+    ]  # fmt: skip
+    for path, extra, message in cases:
+        err = _refused(capsys, tmp_path, "--model", f"x={path}", "--data", zoo["data"], *extra)
+        assert message in err and "Traceback" not in err, err
+    for name, message in [("x" * 300, "300 characters"), ("a" * 25, "repeated 20 times")]:
+        err = _refused(capsys, tmp_path, "--model", f"{name}={zoo['a']}", "--data", zoo["data"])
+        assert message in err
+    orphan = tmp_path / "orphan"
+    orphan.mkdir()
+    cfg = json.loads((zoo["adapter"] / "adapter_config.json").read_text())
+    cfg["base_model_name_or_path"] = str(tmp_path / "gone")
+    (orphan / "adapter_config.json").write_text(json.dumps(cfg))
+    (orphan / "adapter_model.safetensors").write_bytes(
+        (zoo["adapter"] / "adapter_model.safetensors").read_bytes()
+    )
+    err = _refused(capsys, tmp_path, "--model", f"o={orphan}", "--data", zoo["data"])
+    assert f"model 'o' ({orphan}): a PEFT adapter whose base {tmp_path / 'gone'}" in err
+
+
+def test_os_errors_of_out_are_messages(zoo, tmp_path, capsys, monkeypatch):
+    """(6) --out a file, an --out that cannot be written, a full disk: a message, no traceback."""
+    import errno
+    import sys
+
+    from probunlearn.evaluate import console, outdir
+
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    args = ("--model", f"a={zoo['a']}", "--data", zoo["data"])
+    err = _error(capsys, *args, "--out", afile)
+    assert f"--out {afile}: a file, not a directory" in err
+
+    def refuse(*a, **k):
+        raise PermissionError(errno.EROFS, "Read-only file system", str(tmp_path / "ro"))
+
+    with monkeypatch.context() as m:
+        m.setattr(outdir.os, "open", refuse)
+        err = _error(capsys, *args, "--out", tmp_path / "ro")
+    assert "cannot write there (Read-only file system" in err
+
+    def full(out):
+        raise OSError(errno.ENOSPC, "No space left on device", str(out))
+
+    with monkeypatch.context() as m:
+        m.setattr(outdir, "claim", full)
+        rc = _evaluate(*args, "--out", tmp_path / "full")
+    err = capsys.readouterr().err
+    assert rc == 1 and "no space left on the disk" in err and "resumes where it stopped" in err
+    assert not (tmp_path / "full" / outdir.LOCK).exists(), "the lock is released"
+    stream = __import__("io").StringIO()
+    script = "import sys; print('OSError: [Errno 28] No space left on device'); sys.exit(1)"
+    rc = console.run_quietly([sys.executable, "-c", script], tmp_path / "l.log", stream=stream)
+    assert rc == 1 and "The disk filled up" in stream.getvalue()
+
+
+def test_ctrl_c_says_how_to_resume(zoo, tmp_path, capsys, monkeypatch):
+    import sys
+
+    from probunlearn.cli import evaluate as cli
+    from probunlearn.evaluate import console, outdir
+
+    def interrupt(self, line):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(console.Progress, "feed", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        console.run_quietly([sys.executable, "-c", "print('x')"], tmp_path / "l.log",
+                            stream=__import__("io").StringIO())  # fmt: skip
+    assert (tmp_path / "l.log").read_text() == "x\n", "the log is kept"
+    monkeypatch.setattr(cli, "run_locked", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    rc = _evaluate("--model", f"a={zoo['a']}", "--data", zoo["data"], "--out", tmp_path / "ev")
+    err = capsys.readouterr().err
+    assert rc == 130 and "interrupted; run the same command again to resume" in err
+    assert "Traceback" not in err and not (tmp_path / "ev" / outdir.LOCK).exists()
+
+
+def test_repeated_questions_are_warned_about(zoo, tmp_path):
+    from probunlearn.cli.evaluate import build_config
+
+    rows = [*QUESTIONS, {"question": QUESTIONS[1]["question"], "answer": "Another answer."}]
+    data = _write_jsonl(tmp_path / "dup.jsonl", rows)
+    plan = Plan(build_config(_namespace(model=[f"a={zoo['a']}"], data=data)))
+    (warning,) = [w for w in plan.warnings() if "asked twice" in w]
+    assert "1 question(s) asked twice (row-6 repeats row-2)" in warning
+
+
+def test_progress_names_each_job_and_reads_a_running_jobs_bar(tmp_path):
+    import io
+
+    from probunlearn.evaluate.console import Progress
+
+    log = tmp_path / "logs" / "s.log"
+    log.parent.mkdir()
+    log.write_text("sampling:  40%|####  | 26/65 [00:01<00:02, 20.0sample/s]")
+    stream = io.StringIO()
+    p = Progress(stream, tty=False, root=tmp_path)
+    block = ["Job stats:", "job  count", "sample_shard  1", "total  1", "",
+             "localrule sample_shard:", "    log: logs/s.log", "    jobid: 3",
+             "    wildcards: model=m1, evalset=forget10, setting=sampled, k=2"]  # fmt: skip
+    for line in block:
+        p.feed(line + "\n")
+    p.jobs["3"]["said"] -= 60  # as if it had run a minute
+    p.poll()
+    for line in ["Finished jobid: 3 (Rule: sample_shard)", "1 of 1 steps (100%) done"]:
+        p.feed(line + "\n")
+    assert stream.getvalue().splitlines() == [
+        "1 job(s) to run: sample_shard 1",
+        "  ... sample_shard m1/forget10 shard 2: 26/65 (40%)",
+        "[1/1] sample_shard m1/forget10 shard 2",
+    ]
+
+
+@pytest.mark.slow
+def test_adding_a_holdout_reruns_only_what_reads_it(zoo, two_models, tmp_path):
+    """(7) The data sets are rewritten only when their content changes: adding --holdout to an
+    evaluation samples nothing again."""
+    out, models, common = two_models["out"], two_models["models"], two_models["common"]
+    holdout = _write_jsonl(tmp_path / "holdout.jsonl", HOLDOUT)
+    jobs = _jobs(out, *models, *common[:-2], "--holdout", holdout)
+    assert "sample_shard" not in jobs and "score" not in jobs, jobs
+    assert jobs == {"membership": 2, "membership_table": 1, "summary": 1, "all": 1}
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_group_then_rerun_and_a_concurrent_call(zoo, two_models, tmp_path):
+    """A call killed with its jobs (kill -9 of the process group), rerun as documented, ends with
+    the bytes of an uninterrupted run; a second call meanwhile is told who holds the directory and
+    writes nothing."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "ev"
+    cmd = [sys.executable, "-m", "probunlearn.cli", "evaluate", "--n", "12", "--max-new-tokens",
+           "6", "--cores", "1", *map(str, two_models["models"]),
+           *map(str, two_models["common"][:-1]), str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list((out / "logs").glob("sample/*/*/*/*.log")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        time.sleep(0.2)
+    second = subprocess.run([*cmd[:-1], str(out)], capture_output=True, text=True)
+    assert second.returncode == 2 and f"process {proc.pid} on host" in second.stderr
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (out / ".probunlearn" / "lock").is_file(), "the killed call's lock stays"
+    again = subprocess.run(cmd, capture_output=True, text=True)
+    assert again.returncode == 0 and "took over the lock of a stopped call" in again.stderr
+    first = two_models["first"]
+    for name in ("summary.csv", "questions.csv", "report.html", "questions.html"):
+        assert (out / name).read_bytes() == (first / name).read_bytes(), name
+    for model in ("a", "lora"):
+        rel = Path("scores") / model / "questions" / "sampled.parquet"
+        assert (out / rel).read_bytes() == (two_models["out"] / rel).read_bytes()

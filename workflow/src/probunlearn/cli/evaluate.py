@@ -12,10 +12,12 @@ job done and the outputs (Snakemake's own output: ``<out>/logs/evaluate.log``, o
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +190,20 @@ def add_parser(sub: Any) -> None:
     )
     r.add_argument("--dry-run", action="store_true", help="show the jobs, run nothing")
     r.add_argument(
+        "--unlock",
+        action="store_true",
+        help="remove the lock a stopped call left in --out (one whose process is gone) and exit; "
+        "a lock of a dead process on this host is taken over without it",
+    )
+    r.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let model NAME, bound in --out to another checkpoint, name this call's one "
+        "(its results there are replaced; repeatable)",
+    )
+    r.add_argument(
         "--summary",
         default="all",
         choices=["all", "this"],
@@ -312,7 +328,9 @@ def build_config(args: argparse.Namespace) -> dict:
 
 
 def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
-    """The snakemake command line that runs the packaged workflow in ``args.out``."""
+    """The snakemake command line that runs the packaged workflow in ``args.out``. Snakemake's own
+    lock is off: the call holds the directory's lock (:class:`probunlearn.evaluate.outdir.Lock`)
+    for as long as Snakemake runs, so a killed call leaves no second lock to clear."""
     cmd = [
         sys.executable,
         "-m",
@@ -326,6 +344,7 @@ def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
         "--cores",
         str(args.cores),
         "--rerun-incomplete",
+        "--nolock",
     ]
     if args.profile:
         cmd += ["--profile", args.profile]
@@ -371,30 +390,81 @@ def write_record(plan, out: Path) -> None:
     write_text(json.dumps(record, indent=1) + "\n", out / RECORD)
 
 
-def prepare(args: argparse.Namespace) -> tuple[dict, Any, list[str]]:
-    """Check every option and input and plan the run, writing nothing: (config, plan, the lines
-    to show before it runs). Raises :class:`UsageError`, a ``PlanError`` or ``DataError``."""
+@dataclass
+class Prepared:
+    """What :func:`prepare` found, before anything is written: the config and plan, the lines to
+    show, and the caches to save once the call holds the output directory."""
+
+    config: dict
+    plan: Any
+    notes: list[str]
+    caches: list[Any]
+
+
+def prepare(args: argparse.Namespace) -> Prepared:
+    """Check every option, input and checkpoint, and the output directory, and plan the run,
+    writing nothing. Raises :class:`UsageError`, a ``PlanError``, ``DataError`` or
+    ``OutDirError``."""
+    from probunlearn.evaluate import outdir
     from probunlearn.evaluate.plan import Plan
+    from probunlearn.evaluate.preflight import CHECKS, CheckCache, preflight
+    from probunlearn.storage.checkpoints import DigestCache
 
     if args.cores < 1:
         raise UsageError(f"--cores {args.cores}: expected an integer >= 1")
+    outdir.check_out(args.out)
     config = build_config(args)
     # the workflow's own digest cache: a call that changes nothing re-reads no weights
-    plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
+    digests = DigestCache(args.out / FINGERPRINTS)
+    plan = Plan(config, fingerprint_cache=digests)
     plan.check(device=True)
     plan.identities  # noqa: B018 - resolve every model now: an unreachable revision fails here
+    check_locations(plan, args.out)
+    outdir.check_names(args.out, plan.bindings(), args.replace)
+    checks = CheckCache(args.out / CHECKS)
+    preflight(plan, checks, profile=args.profile)
     notes = [f"warning: {w}" for w in plan.warnings()]
     if args.summary == "all":
         previous, left = previous_models(plan, args.out)
         if previous:
             config["evaluate"]["previous"] = previous
-            plan = Plan(config, fingerprint_cache=str(args.out / FINGERPRINTS))
+            plan = Plan(config, fingerprint_cache=digests)
         if left:
             notes.append(
                 f"note: {len(left)} model(s) evaluated earlier in {args.out} are not in the "
                 f"summary (other data or settings): {', '.join(left)}"
             )
-    return config, plan, notes
+    return Prepared(config, plan, notes, [digests, checks])
+
+
+def check_locations(plan, out: Path) -> None:
+    """No input inside ``out`` (evaluate writes there), and ``out`` inside no model directory (its
+    files would change the checkpoint's fingerprint)."""
+    from probunlearn.evaluate import outdir
+
+    d = plan.data
+    inputs = [(f"--data {d.get('file')}", d.get("file")), ("--holdout", d.get("holdout"))]
+    inputs += [("--data-dir", d.get("data_dir")), ("--judge-model", d.get("judge_model"))]
+    for name, m in plan.models.items():
+        inputs += [(f"model {name!r} ({m['source']})", m["source"])]
+        inputs += [(f"the base of model {name!r}", plan.base_of(name))]
+    for what, path in inputs:
+        if path is None or not Path(str(path)).exists():
+            continue
+        if outdir.inside(path, out):
+            raise UsageError(
+                f"{what}: lies inside --out {out}, where evaluate writes its own files; move it "
+                "out, or choose another --out"
+            )
+        if (
+            Path(str(path)).is_dir()
+            and what.startswith(("model", "the base"))
+            and outdir.inside(out, path)
+        ):
+            raise UsageError(
+                f"--out {out}: lies inside {what}; the results would change the checkpoint's "
+                "content fingerprint: choose an --out outside it"
+            )
 
 
 def plan_tables(plan) -> list[str]:
@@ -403,20 +473,92 @@ def plan_tables(plan) -> list[str]:
     return out + (["membership.csv"] if plan.membership.on else [])
 
 
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``probunlearn evaluate``; returns the exit status."""
-    from probunlearn.evaluate.console import run_quietly
-    from probunlearn.storage.atomic import write_text
+def os_message(e: OSError, out: Path) -> str:
+    """An operating-system error of the call's own writes, in words."""
+    if e.errno == errno.ENOSPC:
+        return (
+            f"no space left on the disk that holds {out} ({e}); free some space and run the "
+            "same command again: it resumes where it stopped"
+        )
+    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"--out {out}: cannot write there ({e.strerror}: {e.filename}); choose another --out"
+    if e.errno in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+        return f"--out {out}: {e.strerror}: {e.filename}; give a directory"
+    return f"--out {out}: {type(e).__name__}: {e}"
 
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``probunlearn evaluate``; returns the exit status (130 after Ctrl-C)."""
     try:
-        config, plan, notes = prepare(args)
+        return _run(args)
+    except KeyboardInterrupt:
+        print(
+            "probunlearn evaluate: interrupted; run the same command again to resume (finished "
+            "jobs are kept)",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    from probunlearn.evaluate import outdir
+
+    if args.unlock:
+        return unlock(args.out)
+    try:
+        prep = prepare(args)
     except (ValueError, RuntimeError) as e:
         print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    # a dry run leaves the run's own evaluate.yaml as the last real run wrote it
+    except OSError as e:
+        print(f"probunlearn evaluate: error: {os_message(e, args.out)}", file=sys.stderr)
+        return 2
+    lock = outdir.Lock(args.out)
+    try:
+        lock.acquire()
+    except (outdir.OutDirError, OSError) as e:
+        lock.abandon()
+        text = str(e) if isinstance(e, ValueError) else os_message(e, args.out)
+        print(f"probunlearn evaluate: error: {text}", file=sys.stderr)
+        return 2
+    if lock.stale is not None:
+        print(
+            f"note: took over the lock of a stopped call ({outdir.describe(lock.stale)})",
+            file=sys.stderr,
+        )
+    try:
+        return run_locked(args, prep, lock)
+    except OSError as e:
+        print(f"probunlearn evaluate: error: {os_message(e, args.out)}", file=sys.stderr)
+        return 1
+    finally:
+        lock.release()
+
+
+def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
+    """The part of a call that holds the lock: check the directory again (another call may have
+    written meanwhile), mark it, write the inputs, bind the names, run Snakemake, record."""
+    from probunlearn.evaluate import outdir
+    from probunlearn.evaluate.console import run_quietly, stop
+    from probunlearn.storage.atomic import write_text
+
+    config, plan, out = prep.config, prep.plan, args.out
+    try:
+        outdir.check_out(out)
+        outdir.check_names(out, plan.bindings(), args.replace)
+    except outdir.OutDirError as e:
+        lock.abandon()
+        print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
+        return 2
+    outdir.claim(out)
+    for cache in prep.caches:
+        cache.save()
+    outdir.write_sets(out, plan.sets, {s: plan.paths.data(s) for s in plan.sets})
+    # a dry run leaves the run's own evaluate.yaml, and the names, as the last real run left them
     name = ".probunlearn/evaluate.dry-run.yaml" if args.dry_run else "evaluate.yaml"
-    configfile = write_text(yaml.safe_dump(config, sort_keys=False), args.out / name)
+    if not args.dry_run:
+        outdir.bind_names(out, plan.bindings())
+    configfile = write_text(yaml.safe_dump(config, sort_keys=False), out / name)
     ev = config["evaluate"]
     rows = plan.sets[plan.sampled_set].height
     earlier = len(plan.previous)
@@ -424,19 +566,24 @@ def run(args: argparse.Namespace) -> int:
         f"probunlearn evaluate: {len(plan.names('evaluated'))} model(s)"
         + (f" (+{earlier} evaluated earlier)" if earlier else "")
         + f" x {rows} prompts of {plan.sampled_set!r} x (1 greedy + {ev['sampling']['n']} "
-        f"samples), in {len(plan.shards())} shard(s) per model; results in {args.out}",
+        f"samples), in {len(plan.shards())} shard(s) per model; results in {out}",
         file=sys.stderr,
     )
-    for line in notes:
+    for line in prep.notes:
         print(line, file=sys.stderr)
     cmd = snakemake_command(args, configfile)
     if args.verbose:
-        rc = subprocess.call(cmd)
+        proc = subprocess.Popen(cmd)
+        try:
+            rc = proc.wait()
+        except KeyboardInterrupt:
+            stop(proc)
+            raise
     else:
-        rc = run_quietly(cmd, args.out / "logs" / "evaluate.log", dry_run=args.dry_run)
+        log = out / "logs" / "evaluate.log"
+        rc = run_quietly(cmd, log, dry_run=args.dry_run, root=out)
     if rc == 0 and not args.dry_run:
-        write_record(plan, args.out)
-        out = args.out
+        write_record(plan, out)
         print(
             f"summary:   {out / 'summary.csv'}\n"
             f"report:    {out / 'report.html'}\n"
@@ -447,3 +594,17 @@ def run(args: argparse.Namespace) -> int:
             if (out / name).is_file() and name in plan_tables(plan):
                 print(f"{name.split('.')[0] + ':':<10} {out / name}")
     return rc
+
+
+def unlock(out: Path) -> int:
+    """``--unlock``: remove a stopped call's lock from ``out``."""
+    from probunlearn.evaluate import outdir
+
+    try:
+        lines = outdir.unlock(out)
+    except outdir.OutDirError as e:
+        print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
+        return 2
+    for line in lines:
+        print(f"probunlearn evaluate --unlock: {line}", file=sys.stderr)
+    return 0

@@ -1,10 +1,12 @@
 """A quiet console for ``probunlearn evaluate``: Snakemake's output goes to a log, the console shows
 the jobs to run, one progress display over them and, where a job fails, its error.
 
-Snakemake prints a block of a dozen lines per job (rule, inputs, outputs, reason, resources); read
-line by line, its ``Job stats`` table gives the jobs to run, ``Finished jobid: k (Rule: r)`` and
-``i of N steps (p%) done`` the progress. On a terminal the progress is one line rewritten in place;
-elsewhere (a log, a CI job) one line per job done.
+Snakemake prints a block of a dozen lines per job (rule, inputs, outputs, log, jobid, wildcards);
+read line by line, its ``Job stats`` table gives the jobs to run, each block what a job is on (its
+model, eval set and shard), ``Finished jobid: k (Rule: r)`` and ``i of N steps (p%) done`` the
+progress. While a job runs, its log's progress bar (the sampler's ``n/N samples``) tells how far it
+is. On a terminal the progress is one line rewritten in place; elsewhere (a log, a CI job) one line
+per job done, and a line every :data:`QUIET_EVERY` seconds while a long job runs.
 """
 
 from __future__ import annotations
@@ -13,38 +15,84 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 STEPS = re.compile(r"^(\d+) of (\d+) steps \((\d+)%\) done")
-FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\w+)\)")
+FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\w+)\)")
+RULE = re.compile(r"^(?:local)?rule (\w+):$")
+FIELD = re.compile(r"^\s+(\w+): (.*)$")
 STAT = re.compile(r"^(\w+)\s+(\d+)$")
+BAR = re.compile(r"(\d+)/(\d+) \[")
 NOTHING = "Nothing to be done"
 ERROR = re.compile(r"^(Error in rule|\w*(Error|Exception)\b)")
+FULL = ("No space left on device", "Errno 28")
+QUIET_EVERY = 30.0
+"""Seconds between the lines a long job prints off a terminal."""
+
+
+def label_of(job: dict) -> str:
+    """What a job is on: ``sample_shard a/questions shard 0``, ``score a/questions``, ``summary``."""
+    wildcards = job["wildcards"]
+    parts = [wildcards[k] for k in ("model", "evalset") if k in wildcards]
+    label = job["rule"] + (" " + "/".join(parts) if parts else "")
+    return label + (f" shard {wildcards['k']}" if "k" in wildcards else "")
+
+
+def log_progress(path: Path) -> tuple[int, int] | None:
+    """The last ``done/total`` of the progress bar in a job's log, or None."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - 4096))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = BAR.findall(tail)
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
 
 
 class Progress:
     """Turns Snakemake's output, line by line, into the quiet console's lines."""
 
-    def __init__(self, stream: TextIO, tty: bool | None = None, width: int = 24):
+    def __init__(self, stream: TextIO, tty: bool | None = None, width: int = 24, root: Path = None):
         self.stream = stream
         self.tty = stream.isatty() if tty is None else tty
         self.width = width
+        self.root = Path(root) if root is not None else None
         self.stats: dict[str, int] = {}
         self.in_stats = False
         self.done = 0
         self.total = 0
         self.nothing = False
+        self.jobs: dict[str, dict] = {}  # jobid -> rule, wildcards, log, started, said
+        self.running: list[str] = []
+        self.block: dict | None = None
+        self.lock = threading.Lock()
+        self.last_line = ""
 
     def feed(self, line: str) -> None:
         """Read one line of Snakemake's output."""
-        text = line.strip()
-        if text.startswith("Job stats:"):
+        text = line.rstrip("\n")
+        stripped = text.strip()
+        if self.block is not None:
+            m = FIELD.match(text)
+            if m:
+                self._field(self.block, m[1], m[2])
+                return
+            self.block = None
+        m = RULE.match(stripped)
+        if m:
+            now = time.monotonic()
+            self.block = {"rule": m[1], "wildcards": {}, "log": None, "started": now, "said": now}
+            return
+        if stripped.startswith("Job stats:"):
             self.in_stats, self.stats = True, {}
             return
         if self.in_stats:
-            m = STAT.match(text)
+            m = STAT.match(stripped)
             if m and m[1] == "total":
                 self.in_stats, self.total = False, int(m[2])
                 jobs = ", ".join(f"{r} {k}" for r, k in self.stats.items() if r != "all")
@@ -52,34 +100,77 @@ class Progress:
             elif m:
                 self.stats[m[1]] = int(m[2])
             return
-        if text.startswith(NOTHING):
+        if stripped.startswith(NOTHING):
             self.nothing = True
             self._line("Nothing to be done: every output is up to date.")
             return
-        m = FINISHED.match(text)
+        m = FINISHED.match(stripped)
         if m:
-            self.rule = m[1]
+            job = self.jobs.get(m[1], {"rule": m[2], "wildcards": {}})
+            with self.lock:
+                if m[1] in self.running:
+                    self.running.remove(m[1])
+            self.finished = "done" if job["rule"] == "all" else label_of(job)
             return
-        m = STEPS.match(text)
+        m = STEPS.match(stripped)
         if m:
             self.done, self.total = int(m[1]), int(m[2])
-            self._progress(getattr(self, "rule", ""))
+            self._progress(getattr(self, "finished", ""))
 
-    def _progress(self, rule: str) -> None:
+    def _field(self, job: dict, key: str, value: str) -> None:
+        """One line of a job's block: its log, wildcards and id (the job runs from then on: its
+        block ends only with the next line Snakemake prints, often once the job is done)."""
+        if key == "log":
+            job["log"] = value.split(", ")[0]
+        elif key == "wildcards":
+            job["wildcards"] = dict(kv.split("=", 1) for kv in value.split(", ") if "=" in kv)
+        elif key == "jobid":
+            self.jobs[value] = job
+            with self.lock:
+                self.running.append(value)
+
+    def _progress(self, label: str) -> None:
         pct = 100 * self.done // max(self.total, 1)
         if self.tty:
             filled = self.width * self.done // max(self.total, 1)
             bar = "#" * filled + "." * (self.width - filled)
             end = "\n" if self.done == self.total else ""
-            rule = "" if rule == "all" else rule
-            self.stream.write(f"\r[{bar}] {self.done}/{self.total} jobs ({pct}%) {rule:<14}{end}")
-            self.stream.flush()
+            label = "" if label == "done" else label
+            self._write(f"\r[{bar}] {self.done}/{self.total} jobs ({pct}%) {label:<30}{end}")
         else:
-            self._line(f"[{self.done}/{self.total}] " + ("done" if rule == "all" else rule))
+            self._line(f"[{self.done}/{self.total}] {label}")
+
+    def poll(self) -> None:
+        """Show how far the running jobs are, from their logs' progress bars."""
+        if self.root is None:
+            return
+        now = time.monotonic()
+        with self.lock:
+            running = [self.jobs[j] for j in self.running]
+        shown = []
+        for job in running:
+            if job["log"] is None:
+                continue
+            got = log_progress(self.root / job["log"])
+            if got is None or got[1] == 0:
+                continue
+            text = f"{label_of(job)}: {got[0]}/{got[1]} ({100 * got[0] // got[1]}%)"
+            if self.tty:
+                shown.append(text)
+            elif now - job["said"] >= QUIET_EVERY:
+                job["said"] = now
+                self._line(f"  ... {text}")
+        if self.tty and shown:
+            pct = 100 * self.done // max(self.total, 1)
+            self._write(f"\r{self.done}/{self.total} jobs ({pct}%) · " + "; ".join(shown)[:100])
+
+    def _write(self, text: str) -> None:
+        with self.lock:
+            self.stream.write(text)
+            self.stream.flush()
 
     def _line(self, text: str) -> None:
-        self.stream.write(text + "\n")
-        self.stream.flush()
+        self._write(text + "\n")
 
 
 def error_lines(lines: Sequence[str], limit: int = 40) -> list[str]:
@@ -90,31 +181,84 @@ def error_lines(lines: Sequence[str], limit: int = 40) -> list[str]:
     return [line.rstrip("\n") for line in tail[-limit:]]
 
 
+def disk_full(lines: Sequence[str], root: Path | None) -> bool:
+    """Whether a failed run ran out of disk space: said in Snakemake's output or in the log of a
+    job that failed."""
+    if any(mark in line for line in lines for mark in FULL):
+        return True
+    logs = [m[1] for line in lines if (m := re.match(r"^\s+log: (\S+)", line))]
+    for log in logs:
+        path = Path(log) if root is None else root / log
+        try:
+            text = path.read_text(errors="replace")[-20000:]
+        except OSError:
+            continue
+        if any(mark in text for mark in FULL):
+            return True
+    return False
+
+
+def stop(proc: subprocess.Popen, grace: float = 30.0) -> None:
+    """Let Snakemake end its jobs after an interrupt (it got the signal too), then stop it."""
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def run_quietly(
-    cmd: Sequence[str], log: str | os.PathLike, *, dry_run: bool = False, stream: TextIO = None
+    cmd: Sequence[str],
+    log: str | os.PathLike,
+    *,
+    dry_run: bool = False,
+    stream: TextIO = None,
+    root: str | os.PathLike | None = None,
 ) -> int:
     """Run Snakemake's command line ``cmd``; its output goes to ``log`` (written under a temporary
-    name, renamed when it ends), the console gets the quiet lines. A dry run shows Snakemake's job
-    table; a failed run the error and the log's path. Returns Snakemake's exit status."""
+    name, renamed when it ends), the console gets the quiet lines. ``root``: the directory the jobs'
+    logs are relative to (the running jobs' progress). A dry run shows Snakemake's job table; a
+    failed run the error and the log's path (and, where the disk filled up, that a rerun resumes).
+    Ctrl-C stops Snakemake and raises ``KeyboardInterrupt``. Returns Snakemake's exit status."""
     stream = stream or sys.stderr
     log = Path(log)
     log.parent.mkdir(parents=True, exist_ok=True)
     tmp = log.with_name(log.name + ".tmp")
-    progress = Progress(stream)
+    root = Path(root) if root is not None else None
+    progress = Progress(stream, root=root)
     lines: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(1.0):
+            progress.poll()
+
+    watcher = threading.Thread(target=watch, daemon=True)
     with open(tmp, "w", encoding="utf-8") as f:
         proc = subprocess.Popen(
             list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
         )
         assert proc.stdout is not None
-        for line in proc.stdout:
-            f.write(line)
-            lines.append(line)
-            if dry_run:
-                continue
-            progress.feed(line)
-        rc = proc.wait()
-    os.replace(tmp, log)
+        if not dry_run and root is not None:
+            watcher.start()
+        try:
+            for line in proc.stdout:
+                f.write(line)
+                lines.append(line)
+                if dry_run:
+                    continue
+                progress.feed(line)
+            rc = proc.wait()
+        except KeyboardInterrupt:
+            stop(proc)
+            raise
+        finally:
+            done.set()
+            f.flush()
+            os.replace(tmp, log)
     if dry_run and rc == 0:
         text = "".join(lines)
         if NOTHING in text:
@@ -125,6 +269,11 @@ def run_quietly(
     if rc != 0:
         stream.write(f"probunlearn evaluate: Snakemake failed (exit status {rc}):\n")
         stream.write("\n".join(error_lines(lines)) + "\n")
+        if disk_full(lines, root):
+            stream.write(
+                "The disk filled up (Errno 28, no space left on device): free some space and run "
+                "the same command again; it resumes where it stopped.\n"
+            )
         stream.write(f"Snakemake's whole output: {log}\n")
     stream.flush()
     return rc

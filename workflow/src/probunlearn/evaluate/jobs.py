@@ -5,20 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from probunlearn.storage.atomic import write_parquet
-
-
-def write_sets(config: Mapping, out_paths: Mapping[str, str]) -> None:
-    """Rule evalsets: the plan's sets (a benchmark's, or the user's files) as parquet files."""
-    from probunlearn.evaluate.plan import Plan
-
-    sets = Plan(config).sets
-    missing = set(out_paths) - set(sets)
-    if missing:
-        raise ValueError(f"the data holds no set(s) {sorted(missing)}; it has {sorted(sets)}")
-    for name, path in out_paths.items():
-        write_parquet(sets[name], path)
-
 
 def summarize(
     *,

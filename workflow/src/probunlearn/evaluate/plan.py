@@ -43,7 +43,13 @@ from probunlearn.benchmarks import Benchmark, evaluate_choices
 from probunlearn.dag.design import canon
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
-from probunlearn.evaluate.userdata import DataError, has_truth_ratio, read_user_data, score_kind
+from probunlearn.evaluate.userdata import (
+    DataError,
+    has_truth_ratio,
+    read_user_data,
+    repeated_questions,
+    score_kind,
+)
 from probunlearn.scoring.base import primary
 from probunlearn.storage import checkpoints
 
@@ -57,6 +63,26 @@ TOFU_FORMATS = ("phi", "llama2")
 SCOPES = ("all", "this")
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 NAME_RULE = "expected letters, digits, '_', '.', '-', not starting with '.' or '-'"
+NAME_MAX = 64
+"""Characters in a model name: it is a folder name in every path of its results."""
+# a name ending in one piece repeated 20 times or more, which Snakemake refuses as a wildcard
+# value (its PeriodicityDetector: a sign of a rule that feeds on itself)
+PERIODIC = re.compile(r"(.+)\1{19,}$")
+
+
+def check_name(name: str) -> None:
+    """A model name every path and Snakemake can take, else :class:`PlanError` saying why."""
+    if not NAME.match(name):
+        raise PlanError(f"model name {name!r}: {NAME_RULE}")
+    if len(name) > NAME_MAX:
+        raise PlanError(
+            f"model name {name[:20]!r}...: {len(name)} characters; expected at most {NAME_MAX}"
+        )
+    if PERIODIC.search(name):
+        raise PlanError(
+            f"model name {name!r}: ends in one piece repeated 20 times or more, which Snakemake "
+            "refuses in a file name; choose another name"
+        )
 
 
 class PlanError(ValueError):
@@ -174,6 +200,13 @@ def check_template(template: object) -> None:
         )
 
 
+def looks_like_hub_id(source: object) -> bool:
+    """Whether a model source that is no local path may be a hub id (``ORG/NAME`` or ``NAME``),
+    not a path that does not exist."""
+    text = str(source)
+    return not text.startswith((".", "/", "~")) and text.count("/") <= 1
+
+
 def dkw_floor(n: int, alpha: float) -> float:
     """The smallest M_gen n samples can give (the one-sided DKW band's half-width)."""
     return math.sqrt(math.log(1 / alpha) / (2 * n))
@@ -217,7 +250,9 @@ def load_benchmark(choice: str, data_dir: str | None) -> dict[str, pl.DataFrame]
 class Plan:
     """What one evaluation makes, from its config (see the module docstring)."""
 
-    def __init__(self, config: Mapping, *, fingerprint_cache: str | None = None):
+    def __init__(
+        self, config: Mapping, *, fingerprint_cache: str | checkpoints.DigestCache | None = None
+    ):
         self.config = config
         self.ev = config["evaluate"]
         self.models: dict[str, dict] = dict(self.ev["models"])
@@ -563,8 +598,7 @@ class Plan:
             if len(self.names(role)) > 1:
                 raise PlanError(f"at most one {role} model, got {self.names(role)}")
         for name, m in self.models.items():
-            if not NAME.match(name):
-                raise PlanError(f"model name {name!r}: {NAME_RULE}")
+            check_name(name)
             if m["role"] not in ROLES:
                 raise PlanError(f"model {name!r}: role {m['role']!r} is not one of {ROLES}")
             if checkpoints.is_local(m["source"]):
@@ -578,7 +612,14 @@ class Plan:
                         checkpoints.check_local_model(f"{name} (base)", base)
                     except checkpoints.CheckpointError as e:
                         raise PlanError(str(e)) from e
-            elif str(m["source"]).startswith((".", "/", "~")) or str(m["source"]).count("/") > 1:
+                elif base is not None and not looks_like_hub_id(base):
+                    named = checkpoints.adapter_base(m["source"])
+                    given = "its adapter_config.json" if base == named else "--base"
+                    raise PlanError(
+                        f"model {name!r} ({m['source']}): a PEFT adapter whose base {base} does "
+                        f"not exist (named by {given}); give the base with --base {name}=PATH_OR_ID"
+                    )
+            elif not looks_like_hub_id(m["source"]):
                 raise PlanError(
                     f"model {name!r}: {m['source']} does not exist (and is not a hub id ORG/NAME)"
                 )
@@ -679,6 +720,15 @@ class Plan:
                 f"({self.identity(name)}): it is teacher-forced once{what}"
             )
         out += self.membership.warnings()
+        for name, rows in self.sets.items():
+            repeated = repeated_questions(rows)
+            if repeated:
+                pairs = ", ".join(f"{r} repeats {f}" for r, f in repeated[:5])
+                more = f" (and {len(repeated) - 5} more)" if len(repeated) > 5 else ""
+                out.append(
+                    f"set {name!r}: {len(repeated)} question(s) asked twice ({pairs}{more}): each "
+                    "copy is sampled and counts in every average; remove the copies if unintended"
+                )
         n, alpha = int(self.ev["sampling"]["n"]), float(self.ev["bounds"]["alpha"])
         small = small_n_warning(n, alpha, self.target_width)
         if small is not None:
@@ -796,6 +846,14 @@ class Plan:
                 "identity": self.identity(n),
             }
         return out
+
+    def bindings(self) -> dict[str, dict]:
+        """Each model name of this call and the checkpoint it names (source, revision, base):
+        what the output directory binds the name to (:mod:`probunlearn.evaluate.outdir`)."""
+        return {
+            n: {"source": str(m["source"]), "revision": m.get("revision"), "base": self.base_of(n)}
+            for n, m in self.models.items()
+        }
 
     def results_key(self) -> str:
         """A digest of everything an evaluated model's results depend on besides the model: the

@@ -169,6 +169,19 @@ def read_user_data(path: str | os.PathLike, id_prefix: str = "row-") -> pl.DataF
     return to_frame(rows)
 
 
+def repeated_questions(rows: pl.DataFrame) -> list[tuple[str, str]]:
+    """(id, id of its first occurrence) of every row that asks a question an earlier row asks."""
+    first: dict[str, str] = {}
+    out = []
+    for rid, question in zip(rows["id"].to_list(), rows["question"].to_list(), strict=True):
+        key = " ".join(str(question).split())
+        if key in first:
+            out.append((str(rid), first[key]))
+        else:
+            first[key] = str(rid)
+    return out
+
+
 def score_kind(rows: pl.DataFrame) -> str:
     """What the rows are scored by: ``keywords`` (keyword leak), ``answer`` (ROUGE-L recall) or
     ``requests`` (no answer and no keywords: a harm judge)."""
