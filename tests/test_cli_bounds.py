@@ -232,3 +232,36 @@ def test_bounds_simultaneous_leak_at_k_and_set_level(table, tmp_path: Path, caps
     assert sets["from_per_prompt_bounds"][1] == pytest.approx(res["m_bin_ge_0.5"].mean())
     assert main(["bounds", str(path), "--leak-at-k", "2"]) == 2
     assert "--leak-at-k needs a leak decision" in capsys.readouterr().err
+
+
+def test_bounds_reads_utf16_and_semicolons_and_names_a_ragged_row(tmp_path: Path, capsys) -> None:
+    """Issue 47: a UTF-16 file (with its byte-order mark) and a semicolon-separated one read as
+    their UTF-8 comma twin does; a row with more fields than the header is named in our words."""
+    text = "prompt_id,score\na,0.1\na,0.2\nb,1\nb,0\n"
+    plain, utf16, semi = tmp_path / "p.csv", tmp_path / "u.csv", tmp_path / "s.csv"
+    plain.write_text(text)
+    utf16.write_text(text, encoding="utf-16")
+    semi.write_text(text.replace(",", ";"))
+    tables = []
+    for path in (plain, utf16, semi):
+        out = path.with_suffix(".parquet")
+        assert main(["bounds", str(path), "--out", str(out)]) == 0
+        tables.append(pl.read_parquet(out))
+    capsys.readouterr()
+    assert tables[0].columns[0] == "prompt_id" and tables[0].equals(tables[1])
+    assert tables[0].equals(tables[2])
+    ragged = tmp_path / "r.csv"
+    ragged.write_text("prompt_id,score\na,0.5\na,0.2,0.1\n")
+    _fails(["bounds", str(ragged)], capsys, "row 2 (from 1, header excluded) has 3 field(s)")
+    latin = tmp_path / "l.csv"
+    latin.write_bytes("prompt_id,score\nÄ,0.5\n".encode("latin-1"))
+    _fails(["bounds", str(latin)], capsys, "not UTF-8 text (byte 16)")
+
+
+def test_bounds_warns_where_n_is_small(tmp_path: Path, capsys) -> None:
+    """One sample per prompt gives bounds of 1: the warning evaluate gives says so."""
+    one = tmp_path / "one.csv"
+    one.write_text("prompt_id,score\na,0\nb,1\n")
+    assert main(["bounds", str(one)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: n = 1 samples per prompt is small" in err and "--n 103" in err

@@ -13,7 +13,7 @@ import polars as pl
 from probunlearn import bounds
 from probunlearn.storage.atomic import atomic_write
 
-_READERS = {".parquet": pl.read_parquet, ".pq": pl.read_parquet, ".csv": pl.read_csv}
+_READERS = {".parquet": pl.read_parquet, ".pq": pl.read_parquet, ".csv": None}
 _WRITERS = {".parquet": "write_parquet", ".pq": "write_parquet", ".csv": "write_csv"}
 _ROW = "__probunlearn_row"
 
@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
             f"column {args.score_col!r} is not binary (0/1): no M_bin; pass --leak-threshold T "
             "for M_bin of a leak, score >= T"
         )
+    small = _small_n(table, args.alpha)
+    if small is not None:
+        print(f"warning: {small}", file=sys.stderr)
     _print_table(table, args.prompt_col, args.alpha, args.leak_threshold)
     print(f"set level ({table.height} prompts, alpha = {args.alpha}):")
     with pl.Config(tbl_rows=20, float_precision=4, tbl_hide_dataframe_shape=True):
@@ -110,6 +113,15 @@ def run(args: argparse.Namespace) -> int:
     if args.set_out is not None:
         print(f"wrote {args.set_out}")
     return 0
+
+
+def _small_n(table: pl.DataFrame, alpha: float) -> str | None:
+    """``probunlearn evaluate``'s small-n warning for the smallest n of a prompt, or None."""
+    from probunlearn.evaluate.plan import small_n_warning
+
+    if "n" not in table.columns or table.height == 0:
+        return None
+    return small_n_warning(int(table["n"].min()), alpha)
 
 
 def _parse_ks(text: str | None) -> list[int] | None:
@@ -136,13 +148,52 @@ def _parse_thresholds(text: str | None) -> np.ndarray | None:
 
 
 def _read(path: Path) -> pl.DataFrame:
-    reader = _READERS.get(path.suffix.lower())
-    if reader is None:
+    suffix = path.suffix.lower()
+    if suffix not in _READERS:
         raise InputError(f"{path}: unsupported file type {path.suffix!r} (use .parquet or .csv)")
     if not path.is_file():
         raise InputError(f"{path}: no such file")
+    if suffix == ".csv":
+        return _read_csv(path)
     try:
-        return reader(path)
+        return _READERS[suffix](path)
+    except Exception as exc:  # polars raises many types for unreadable files
+        raise InputError(f"{path}: cannot read: {exc}") from None
+
+
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def _read_csv(path: Path) -> pl.DataFrame:
+    """A CSV file in UTF-8 (with or without a byte-order mark) or UTF-16 (with one), separated by
+    commas, semicolons or tabs; a row whose field count differs from the header's is named."""
+    import csv
+    import io
+
+    raw = path.read_bytes()
+    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), "utf-8")
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{path}: not {encoding.upper()} text (byte {e.start}); expected UTF-8, or UTF-16 "
+            "with a byte-order mark"
+        ) from None
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        raise InputError(f"{path}: empty file; expected a header and one row per sample")
+    first = lines[0]
+    sep = next((c for c in (",", ";", "\t") if c in first), ",")
+    rows = list(csv.reader(io.StringIO(text), delimiter=sep))
+    header = rows[0]
+    for i, row in enumerate(rows[1:], start=1):
+        if row and len(row) != len(header):
+            raise InputError(
+                f"{path}: row {i} (from 1, header excluded) has {len(row)} field(s), the header "
+                f"{len(header)} ({', '.join(header)})"
+            )
+    try:
+        return pl.read_csv(text.encode("utf-8"), separator=sep)
     except Exception as exc:  # polars raises many types for unreadable files
         raise InputError(f"{path}: cannot read: {exc}") from None
 
