@@ -202,6 +202,124 @@ def test_4bit_ties_at_midpoints_go_to_the_lower_code_as_in_bitsandbytes(qt):
     assert torch.equal(at_mid, code[:-1])  # a value on a midpoint gets the lower code
 
 
+# weights whose size is no multiple of 64: the last, shorter block is divided by its absmax (the
+# full blocks are multiplied by the reciprocal), and its absmax is stored at least 1e-38
+
+QTD = [(qt, dt) for qt in ("fp4", "nf4") for dt in DTYPES]
+TAILS = [17, 63, 33, 1, 41]  # values in the last block: sizes 64 k + 17, 64 k + 63, ..., k < 3
+
+
+@pytest.fixture
+def bnb_eager():
+    """bitsandbytes' functional module, with its ``torch.compile`` of the Python dequantization
+    off: it recompiles for every new shape (seconds each); eager computes the same."""
+    F = _bnb()
+    with torch._dynamo.config.patch(disable=True):
+        yield F
+
+
+def _ulps(x, k: int):
+    """``x`` moved ``k`` units in the last place of its dtype (towards -inf if ``k`` < 0)."""
+    to = torch.full_like(x, math.copysign(math.inf, k))
+    for _ in range(abs(k)):
+        x = torch.nextafter(x, to)
+    return x
+
+
+def _near_midpoints(qt, dtype, absmax):
+    """Values of ``dtype`` on and one ulp either side of ``midpoint * absmax`` for every midpoint of
+    the sorted code, for every absmax; returns (absmax, values) pairs, ``|value| <= absmax``. In
+    float32 the value on a midpoint is one that divides by its absmax to that midpoint exactly."""
+    code = torch.sort(Q.code_table(qt)).values
+    mids = torch.unique((code[:-1] + code[1:]) / 2)
+    mids = mids[mids != 0]
+    for a in absmax.to(dtype):
+        on = (mids * a.float()).to(dtype)
+        if dtype == torch.float32:  # the value within two ulps that divides to the midpoint
+            for k in (1, -1, 2, -2):
+                moved = _ulps(on, k)
+                on = torch.where((on / a != mids) & (moved / a == mids), moved, on)
+        vals = torch.cat([on, _ulps(on, 1), _ulps(on, -1)])
+        yield a, vals[vals.abs() <= a]
+
+
+def _absmax_grid(dtype):
+    """Every mantissa of bfloat16 in [0.5, 1); every 8th of float16's; 64 random float32s."""
+    if dtype == torch.float32:
+        return torch.rand(64, generator=torch.Generator().manual_seed(1)) * 3 + 0.01
+    bits = torch.arange(0, 2**16, dtype=torch.int32).to(torch.int16).view(dtype)
+    grid = torch.sort(bits[(bits >= 0.5) & (bits < 1)].float()).values
+    return grid if dtype == torch.bfloat16 else grid[::8] * 0.03
+
+
+def _tail_weights(qt, dtype):
+    """Odd-sized 1-d weights: 0, 1 or 2 full blocks, then a last block of ``TAILS`` values, its
+    first value its absmax (either sign) and the rest values at the midpoints (every one in some
+    last block); the full blocks hold the same values, so both kinds of block see them."""
+    for i, (a, vals) in enumerate(_near_midpoints(qt, dtype, _absmax_grid(dtype))):
+        rem, full = TAILS[i % len(TAILS)], i % 3
+        sign = 1 - 2 * (i % 2)
+        block = torch.cat([a.view(1), vals.repeat(64)[:63]]).to(dtype)
+        if rem == 1:  # the tail is its absmax alone; the values are in the full block
+            yield torch.cat([block.repeat(max(full, 1)), (sign * a).view(1)])
+            continue
+        cycled = vals.repeat(64)
+        for j in range(0, vals.numel(), rem - 1):  # odd sizes: bnb's Python dequantization
+            tail = torch.cat([(sign * a).view(1), cycled[j : j + rem - 1]]).to(dtype)
+            yield torch.cat([block.repeat(full), -tail if i % 4 == 1 else tail])
+
+
+def _mismatches(F, w, qt) -> tuple[int, int, int]:
+    """(codes, absmax, dequantized values) of ``w`` that differ from bitsandbytes' CPU functions',
+    bit for bit."""
+    packed, state = F.quantize_4bit(w, blocksize=64, quant_type=qt, compress_statistics=False)
+    codes, absmax = Q.quantize_4bit(w, qt, 64)
+    deq = F.dequantize_4bit(packed, state).reshape(-1)
+    ours = Q.fake_quantize(w, qt).reshape(-1)
+    bits = torch.int32 if w.dtype == torch.float32 else torch.int16
+    return (
+        int((codes.reshape(-1).long() != _unpack(packed, w.numel())).sum()),
+        int((absmax.view(torch.int32) != state.absmax.view(torch.int32)).sum()),
+        int((ours.view(bits) != deq.view(bits)).sum()),
+    )
+
+
+@pytest.mark.parametrize(("qt", "dtype"), QTD, ids=[f"{q}-{str(d)[6:]}" for q, d in QTD])
+def test_4bit_tail_block_on_and_next_to_midpoints_equals_bitsandbytes(bnb_eager, qt, dtype):
+    sizes, values, wrong = set(), 0, [0, 0, 0]
+    for w in _tail_weights(qt, dtype):
+        assert w.numel() % 64 and w.numel() % 2
+        wrong = [a + b for a, b in zip(wrong, _mismatches(bnb_eager, w, qt), strict=True)]
+        sizes.add(w.numel() // 64)
+        values += w.numel() % 64
+    assert sizes == {0, 1, 2} and values > 1000
+    assert wrong == [0, 0, 0], f"codes, absmax, values differing (of {values} in tails): {wrong}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d)[6:])
+def test_4bit_zero_blocks_store_the_absmax_bitsandbytes_stores(bnb_eager, dtype):
+    g = torch.Generator().manual_seed(2)
+    wrong, stored = [0, 0, 0], []
+    for qt in ("fp4", "nf4"):
+        for n in (1, 17, 63, 64 + 1, 64 + 17, 2 * 64 + 63, 64, 3 * 64):
+            zero = torch.zeros(n, dtype=dtype)
+            zero[::3] = -0.0
+            some = (torch.randn(n, generator=g) * 0.05).to(dtype)
+            some[64 : 2 * 64] = 0.0  # a zero full block (if any) before the last
+            some[n - n % 64 :] = 0.0  # a zero tail (if any)
+            cases = [zero, some]  # all zero: full blocks store 0, a tail 1e-38
+            if dtype != torch.float16 and n % 2:  # below 1e-38 (subnormal): a tail stores 1e-38
+                cases.append(torch.tensor([3e-39, -1e-40, 2e-39] * 64)[:n].to(dtype))
+            for w in cases:
+                wrong = [a + b for a, b in zip(wrong, _mismatches(bnb_eager, w, qt), strict=True)]
+            _, absmax = Q.quantize_4bit(some, qt)
+            stored += [absmax[-1].item()] if n % 64 else []
+            stored += [absmax[1].item()] if n > 2 * 64 else []
+    assert wrong == [0, 0, 0], f"codes, absmax, values differing: {wrong}"
+    tiny = torch.tensor(1e-38).item()  # float32(1e-38): the zero tails; the zero full blocks 0
+    assert stored == ([tiny] * 6 + [0.0, 0.0]) * 2
+
+
 def test_int8_equals_bitsandbytes_rowwise():
     F = _bnb()
     for w in _weights():

@@ -4,26 +4,40 @@ device and applied as quantize-dequantize to every Linear weight except ``lm_hea
 biases and norms stay, as bitsandbytes leaves them).
 
 - ``fp4`` (``load_in_4bit``'s default) and ``nf4``: blocks of ``blocksize`` (64) consecutive values
-  of the flattened weight (the last block may be shorter), each block's absmax in float32 as its
-  scale, double quantization off. A value is scaled by the float32 reciprocal of its block's absmax
-  (``w * (1 / absmax)``, clamped to [-1, 1]; an all-zero block's absmax counts as 1e-38), then
-  mapped to the nearest of the 16 code values, a value exactly on the float32 midpoint of two
-  neighbouring codes going to the lower one; it dequantizes to ``code * absmax`` in float32, cast to
-  the weight's dtype. NF4's codes are QLoRA's normal-quantile values; FP4's are bitsandbytes' 4-bit
-  float (1 sign, 2 exponent and 1 mantissa bit; magnitudes 0, 0.0625, 8, 12, 4, 6, 2, 3 in the
-  order of the bit patterns 000..111, divided by 12), both zero patterns decoding to +0.
-- ``int8`` (LLM.int8's weights, ``load_in_8bit``): the weight in float16, each row's absmax as its
-  scale, ``round(w * (127 / absmax))`` (half to even) as int8, dequantized as
+  of the flattened weight (the last block is shorter where the size is no multiple of 64), each
+  block's absmax in float32 as its scale, double quantization off, as bitsandbytes' CPU backend
+  computes them: a value of a full block is multiplied by the float32 reciprocal of the block's
+  absmax (``w * (1 / max(absmax, 1e-38))``), a value of a shorter last block is divided by it
+  (``w / max(absmax, 1e-38)``); both are clamped to [-1, 1] and mapped to the nearest of the 16 code
+  values, a value exactly on the float32 midpoint of two neighbouring codes going to the lower one.
+  A full block stores its absmax (0 if all zero), a shorter last block ``max(absmax, 1e-38)``
+  (float32's nearest to 1e-38 where the absmax is smaller, all zero included). A value dequantizes
+  to ``code * absmax`` in float32, cast to the weight's dtype. NF4's codes are QLoRA's
+  normal-quantile values; FP4's are bitsandbytes' 4-bit float (1 sign, 2 exponent and 1 mantissa
+  bit; magnitudes 0, 0.0625, 8, 12, 4, 6, 2, 3 in the order of the bit patterns 000..111, divided
+  by 12), both zero patterns decoding to +0.
+- ``int8`` (LLM.int8's weights only, ``load_in_8bit``): the weight in float16, each row's absmax
+  as its scale, ``round(w * (127 / absmax))`` (half to even) as int8, dequantized as
   ``q * absmax * float32(1/127)`` in float32 (a zero row stays 0). LLM.int8 also quantizes the
   activations of its matmuls (outlier features above its threshold kept in 16 bits); that is not
-  emulated here: this is the weight quantization only.
+  emulated here: this is the weight quantization only (docs/attacks.md measures what that leaves
+  out).
 
-Tested equal, bit for bit on the CPU, to bitsandbytes 0.50.2's ``quantize_4bit`` / ``dequantize_4bit``
-(blocksize 64, fp4 and nf4, fp32, bf16 and fp16 weights) and ``int8_vectorwise_quant`` /
-``int8_vectorwise_dequant`` (tests/test_attacks.py); this module never imports bitsandbytes.
-bitsandbytes' CUDA kernels decide the code by comparisons with decimal midpoint constants, which may
-sit one float32 ulp from the midpoints used here: a value within an ulp of a midpoint may get the
-other code there.
+Tested equal, bit for bit on the CPU, to bitsandbytes 0.50.2 (fp32, bf16 and fp16 weights;
+tests/test_attacks.py): ``quantize_4bit`` (blocksize 64, fp4 and nf4; the codes and absmax) on
+full blocks and shorter last blocks (1-d weights of 64k + 1, 17, 33, 41 and 63 values; 2-d and 3-d
+shapes) with values on and one ulp either side of every code midpoint, and on all-zero and
+subnormal blocks; ``dequantize_4bit`` where its rows are a multiple of
+64 (its native CPU kernel) and on 1-d weights of odd size (its Python code); and
+``int8_vectorwise_quant`` / ``int8_vectorwise_dequant``. This module never imports bitsandbytes.
+Not the reference: bitsandbytes' native CPU ``dequantize_4bit`` (rows of even length) on rows that
+are no multiple of 64 decodes fp4's pattern 1000 as -0.0 (+0 here and in its code table) and, on
+some shapes, returns other values than its Python code (32 of the 192 values of a random (2, 96)
+weight); on a row of 64 bf16 values it flushed subnormal results to zero. bitsandbytes' CUDA kernels (from their
+source; not run here) multiply every block, the shorter last one included, by the reciprocal of its
+absmax, storing 0 for an all-zero block, and decide the code by comparisons with decimal midpoint
+constants, which may sit one float32 ulp from the midpoints used here: there a value within an ulp
+of a midpoint may get the other code.
 """
 
 from __future__ import annotations
@@ -99,14 +113,18 @@ def quantize_4bit(
     n = flat.numel()
     if n == 0:
         raise ValueError(f"{name}: cannot quantize an empty weight")
-    blocks = -(-n // bs)
-    padded = torch.nn.functional.pad(flat, (0, blocks * bs - n)).view(blocks, bs)
-    absmax = padded.abs().amax(dim=1)
-    scaled = (padded * (1.0 / absmax.clamp(min=1e-38)).unsqueeze(1)).clamp(-1.0, 1.0)
+    full = n - n % bs
+    body = flat[:full].view(-1, bs)
+    absmax = body.abs().amax(dim=1)  # a zero block stores 0 ...
+    scaled = (body * (1.0 / absmax.clamp(min=1e-38)).unsqueeze(1)).clamp(-1.0, 1.0).reshape(-1)
+    if full < n:  # ... the last, shorter block stores at least 1e-38 and is divided by it
+        tail_max = flat[full:].abs().amax().clamp(min=1e-38)
+        absmax = torch.cat([absmax, tail_max.view(1)])
+        scaled = torch.cat([scaled, (flat[full:] / tail_max).clamp(-1.0, 1.0)])
     order = torch.argsort(code, stable=True)
     ordered = code[order]
     midpoints = (ordered[:-1] + ordered[1:]) / 2
-    idx = order[torch.bucketize(scaled.reshape(-1)[:n], midpoints, right=False)]
+    idx = order[torch.bucketize(scaled, midpoints, right=False)]
     return idx.to(torch.uint8).reshape(weight.shape), absmax
 
 
@@ -224,7 +242,8 @@ class Quant(Attack):
         "type": Setting(
             "fp4",
             {"enum": list(TYPES)},
-            "fp4 (transformers' load_in_4bit default), nf4, or int8 (LLM.int8's row-wise weights).",
+            "fp4 (transformers' load_in_4bit default), nf4, or int8 (LLM.int8's row-wise weights "
+            "only: its activation quantization is not emulated).",
         ),
     }
 

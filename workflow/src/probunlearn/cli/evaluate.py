@@ -118,7 +118,8 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="SPEC",
-        help="attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8, "
+        help="attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8 (LLM.int8's "
+        "weights only), "
         "relearn:steps=20,lr=1e-5,examples=8, paraphrase, prefix, fewshot:3; the bounds before "
         "and after go to attacks.csv and the report (docs/attacks.md)",
     )
