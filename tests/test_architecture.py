@@ -175,6 +175,16 @@ DOCUMENTED = {
     "probunlearn.benchmarks.muse_news.metrics": [],
     "probunlearn.benchmarks.muse_news.design": ["MuseDesign"],
     "probunlearn.benchmarks.muse_news.steps": ["run_muse_eval", "run_muse_table"],
+    "probunlearn.benchmarks.muse_news.books": ["BOOKS", "MuseBooks"],
+    "probunlearn.benchmarks.rwku": ["RWKU"],
+    "probunlearn.benchmarks.rwku.loader": [
+        "listing", "parse_ids", "probe_rows", "mia_rows", "corpus_rows", "utility_records",
+    ],
+    "probunlearn.benchmarks.rwku.prompts": ["prompt_text", "stop_ids", "prediction"],
+    "probunlearn.benchmarks.rwku.metrics": [
+        "rouge_l_recall", "level_score", "greedy_scores", "level_table", "families",
+        "family_bounds", "text_statistics", "mia_means", "mia_change",
+    ],
     "probunlearn.attacks": [
         "Attack", "ATTACKS", "parse_spec", "check_attack", "apply_attack", "Target", "Inputs",
         "Result", "Spec",

@@ -512,3 +512,24 @@ def test_mia_statistics_means_and_change():
     assert row["lower"] < -1.0 < row["upper"]
     with pytest.raises(ValueError, match="share no"):
         metrics.mia_change(stats, after.with_columns(pl.lit("x").alias("id")))
+
+
+@needs_data
+def test_evaluate_plans_rwku_with_its_lengths_and_scorers():
+    """What ``probunlearn evaluate --benchmark rwku:1`` reads through the registry today."""
+    from probunlearn.evaluate.plan import Plan
+
+    ev = {
+        "models": {"x": {"source": "x/y", "role": "evaluated"}},
+        "data": {"benchmark": "rwku:1", "data_dir": str(SHARED_DATA)},
+        "sampling": {"template": "auto", "max_new_tokens": None, "chunk_size": 16},
+        "bounds": {"alpha": 0.01},
+    }
+    plan = Plan({"evaluate": ev})
+    assert list(plan.sets) == ["rwku_probes", "rwku_forget_mia", "rwku_retain_mia"]
+    assert plan.sampled_set == "rwku_probes" and plan.shards() == list(range(7))
+    assert plan.max_new_tokens == 30 and plan.stops == [] and plan.template == "auto"
+    assert plan.primary_score == "rougeL_recall"
+    assert plan.score_params("x", "rwku_probes", "sampled")["scorers"] == [
+        "rougeL_recall", "keyword_leak",
+    ]  # fmt: skip
