@@ -139,6 +139,15 @@ def test_several_targets_and_workflow_sets(tmp_path):
     assert probes.filter(pl.col("id").str.starts_with("rwku-55-")).height == sum(
         loader.targets()[55].rows[f] for f in loader.PROBE_FILES
     )
+    # the workflow's fetch: copied from the local copy into Target/<folder>/, verified by records
+    res = tmp_path / "res"
+    b = benchmarks.benchmark("rwku")
+    got = benchmarks.fetch_dataset("rwku", res, files=b.files({"targets": [24]}), source=RWKU)
+    assert got["24/forget_level1"] == res / "Target" / "24_Beyoncé" / "forget_level1.json"
+    assert (
+        b.build({"targets": [24]}, res)["rwku_probes"].height
+        == b.sizes({"targets": [24]})["rwku_probes"]
+    )
 
 
 def test_hub_path_on_a_local_stand_in(tmp_path, monkeypatch):
