@@ -175,6 +175,16 @@ DOCUMENTED = {
     "probunlearn.benchmarks.muse_news.metrics": [],
     "probunlearn.benchmarks.muse_news.design": ["MuseDesign"],
     "probunlearn.benchmarks.muse_news.steps": ["run_muse_eval", "run_muse_table"],
+    "probunlearn.benchmarks.muse_news.books": ["BOOKS", "MuseBooks"],
+    "probunlearn.benchmarks.rwku": ["RWKU"],
+    "probunlearn.benchmarks.rwku.loader": [
+        "listing", "parse_ids", "probe_rows", "mia_rows", "corpus_rows", "utility_records",
+    ],
+    "probunlearn.benchmarks.rwku.prompts": ["prompt_text", "stop_ids", "prediction"],
+    "probunlearn.benchmarks.rwku.metrics": [
+        "rouge_l_recall", "level_score", "greedy_scores", "level_table", "families",
+        "family_bounds", "text_statistics", "mia_means", "mia_change",
+    ],
     "probunlearn.attacks": [
         "Attack", "ATTACKS", "parse_spec", "check_attack", "apply_attack", "Target", "Inputs",
         "Result", "Spec",
@@ -370,10 +380,11 @@ SHARED_NAMES = {"tofu"}
 def _benchmark_identifiers() -> dict[str, set[str]]:
     """Benchmark folder -> the strings that name its data outside it: its hub repositories, its
     name, local-copy directory, experiment, raw-text corpora and evaluate choices' prefix (except
-    :data:`SHARED_NAMES`)."""
+    :data:`SHARED_NAMES`). A folder may register several benchmarks (MUSE's holds News and
+    Books): its modules may name all of them."""
     from probunlearn.benchmarks import benchmarks
 
-    out = {}
+    out: dict[str, set[str]] = {}
     for b in benchmarks():
         spec = b.spec.get("dataset", {})
         names = {b.directory, *(c.split for c in b.corpora), f"{b.name}:"}
@@ -382,7 +393,8 @@ def _benchmark_identifiers() -> dict[str, set[str]]:
         names.add(b.name)
         if spec.get("hub"):
             names.add(spec["hub"]["repo"])
-        out[type(b).__module__] = names - SHARED_NAMES
+        folder = ".".join(type(b).__module__.split(".")[:3])  # probunlearn.benchmarks.<folder>
+        out.setdefault(folder, set()).update(names - SHARED_NAMES)
     return out
 
 
@@ -449,7 +461,7 @@ def test_registries_list_the_built_ins():
     assert [s.name for s in scoring.scorers()] == [
         "rougeL_recall", "keyword_leak", "harm_prob", "harm",
     ]  # fmt: skip
-    assert BENCHMARKS.names() == ["hp_qa", "jbb", "muse", "tofu"]
+    assert BENCHMARKS.names() == ["hp_qa", "jbb", "muse", "muse-books", "rwku", "tofu"]
     labels = methods.labels()
     assert len(set(labels.values())) == len(labels)
     assert len(set(methods.colors().values())) == len(labels)

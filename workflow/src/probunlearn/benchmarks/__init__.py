@@ -24,6 +24,7 @@ from probunlearn.benchmarks.base import (
     benchmarks,
     by_experiment,
     corpora,
+    evaluate_benchmark,
     evaluate_choices,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "by_experiment",
     "corpora",
     "dataset_files",
+    "evaluate_benchmark",
     "evaluate_choices",
     "fetch_dataset",
 ]

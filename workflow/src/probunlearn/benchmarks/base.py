@@ -117,12 +117,24 @@ class Benchmark:
         """The values of ``probunlearn evaluate --benchmark`` it answers (``name`` or ``name:part``)."""
         return [self.name]
 
+    def accepts(self, choice: str) -> bool:
+        """Whether it answers a ``--benchmark`` value beyond :meth:`choices`, one that no list can
+        hold (RWKU's ``rwku:1,14,55``: any list of target ids); default: no."""
+        return False
+
     def evaluate_sets(self, choice: str, source: Path | None) -> dict[str, pl.DataFrame]:
         """The sets of a choice, the sampled one first (``source``: its local copy, or None)."""
         raise NotImplementedError
 
     def evaluate_template(self, choice: str, source: Path | None) -> str | None:
         """Its own prompt template for a choice (None: the user's)."""
+        return None
+
+    def prompts(self, evalset: str, rows: pl.DataFrame, tokenizer: Any) -> list[str] | None:
+        """Each row's whole prompt text for a model's tokenizer, where the benchmark builds its
+        prompts from the model's chat template itself (RWKU: a suffix after the template that
+        differs by row), tokenised like a ``{question}`` template's (with the tokenizer's own
+        special tokens); None (the default): the rows' questions in the run's template."""
         return None
 
     # ---- an experiment of its own -------------------------------------------------------------
@@ -192,3 +204,12 @@ def corpora() -> dict[str, Corpus]:
 def evaluate_choices() -> dict[str, Benchmark]:
     """``probunlearn evaluate --benchmark`` values -> the benchmark that answers them."""
     return {c: b for b in benchmarks() for c in b.choices()}
+
+
+def evaluate_benchmark(choice: str) -> Benchmark | None:
+    """The benchmark that answers ``--benchmark CHOICE``: one of :func:`evaluate_choices`, else the
+    first that :meth:`Benchmark.accepts` it; None if none does."""
+    exact = evaluate_choices().get(choice)
+    if exact is not None:
+        return exact
+    return next((b for b in benchmarks() if b.accepts(choice)), None)

@@ -1,4 +1,6 @@
-"""MUSE-News (Shi et al. 2024) as a benchmark, with its experiment: ``spec.yaml`` (files, sets,
+"""MUSE (Shi et al. 2024): MUSE-News as a benchmark, with its experiment, and MUSE-Books beside it
+(:mod:`.books`, registered on import of this folder; the two corpora share the code of
+:mod:`.sets` and :mod:`.corpus`). MUSE-News: ``spec.yaml`` (files, sets,
 answer lengths and stop strings, the config's ``benchmarks.muse`` block and ``muse:`` section),
 :mod:`.sets` (knowmem and verbmem rows, MUSE's prompts), :mod:`.corpus` (the raw corpora),
 :mod:`.metrics` (MUSE's greedy metrics and table), :mod:`.steps` (the rules' functions),
@@ -115,3 +117,7 @@ class MuseNews(Benchmark):
 
 
 BENCHMARKS.register(MuseNews())
+
+
+# MUSE-Books: this folder's second benchmark (the registry imports the top-level folders only)
+from probunlearn.benchmarks.muse_news import books  # noqa: E402, F401

@@ -36,7 +36,7 @@ from probunlearn.data.rows import make_row, to_frame
 RAW_SPLITS = ("forget", "retain1", "holdout")
 PRIVLEAK_SPLITS = ("forget", "retain", "holdout")
 PRIVLEAK_ROWS = 100
-"""Texts of each split of MUSE-News's privleak subset (dataset card of muse-bench/MUSE-News)."""
+"""Texts of each split of MUSE's privleak subset (dataset cards of both MUSE corpora)."""
 RAW_ROWS = {"forget": 889, "retain1": 1777, "holdout": 3043}
 """Articles of each raw corpus on the hub (dataset card of muse-bench/MUSE-News)."""
 KNOWMEM_ROWS = 100
@@ -70,9 +70,10 @@ def load_raw(split: str, source: str | os.PathLike, limit: int | None = None) ->
     return data if limit is None else data[:limit]
 
 
-def privleak_path(split: str, source: str | os.PathLike) -> Path:
-    """The privleak file of ``split`` in a local MUSE-News directory: ``privleak_{split}.json`` (as the
-    raw corpora are stored) or MUSE's own layout ``privleak/{split}.json``; the error names both."""
+def privleak_path(split: str, source: str | os.PathLike, data: muse.MuseData = muse.NEWS) -> Path:
+    """The privleak file of ``split`` in a local MUSE directory (News by default, ``data`` another
+    corpus's): ``privleak_{split}.json`` (as the raw corpora are stored) or MUSE's own layout
+    ``privleak/{split}.json``; the error names both."""
     if split not in PRIVLEAK_SPLITS:
         raise ValueError(
             f"unknown MUSE privleak split {split!r}; expected one of {list(PRIVLEAK_SPLITS)}"
@@ -85,15 +86,20 @@ def privleak_path(split: str, source: str | os.PathLike) -> Path:
         if path.is_file():
             return path
     raise FileNotFoundError(
-        f"{flat} (or {nested}) is missing: the privleak {split} texts of {muse.HUB_DATASET} (config "
+        f"{flat} (or {nested}) is missing: the privleak {split} texts of {data.hub} (config "
         f"privleak, split {split}) as a JSON array of strings"
     )
 
 
-def load_privleak(split: str, source: str | os.PathLike, limit: int | None = None) -> list[str]:
+def load_privleak(
+    split: str,
+    source: str | os.PathLike,
+    limit: int | None = None,
+    data: muse.MuseData = muse.NEWS,
+) -> list[str]:
     """The first ``limit`` (all: None) texts of a privleak split: a JSON array of strings, or of
     objects with a string ``text`` (a hub row); anything else is a ValueError naming the file and item."""
-    path = privleak_path(split, source)
+    path = privleak_path(split, source, data)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -115,18 +121,23 @@ def load_privleak(split: str, source: str | os.PathLike, limit: int | None = Non
     return texts if limit is None else texts[:limit]
 
 
-def privleak_rows(split: str, source: str | os.PathLike, limit: int | None = None) -> pl.DataFrame:
+def privleak_rows(
+    split: str,
+    source: str | os.PathLike,
+    limit: int | None = None,
+    data: muse.MuseData = muse.NEWS,
+) -> pl.DataFrame:
     """A privleak split as rows: each whole text as ``answer`` with an empty question (scored with
-    :data:`probunlearn.metrics.membership.TEXT_FORMAT`), ids ``muse-privleak_{split}-{i}``; an empty
-    text is a ValueError naming it."""
-    texts = load_privleak(split, source, limit)
+    :data:`probunlearn.metrics.membership.TEXT_FORMAT`), ids ``<prefix>-privleak_{split}-{i}``
+    (``muse-`` for News); an empty text is a ValueError naming it."""
+    texts = load_privleak(split, source, limit, data)
     for i, t in enumerate(texts):
         if not t.strip():
-            raise ValueError(f"{privleak_path(split, source)}: text {i} is empty")
+            raise ValueError(f"{privleak_path(split, source, data)}: text {i} is empty")
     return to_frame(
         [
             make_row(
-                id=f"muse-privleak_{split}-{i}",
+                id=f"{data.prefix}-privleak_{split}-{i}",
                 question="",
                 answer=t,
                 kind="muse_privleak",
@@ -149,10 +160,15 @@ def corpus_rows(split: str, texts: Sequence[str]) -> pl.DataFrame:
     )
 
 
-def knowmem_rows(name: str, source: str | os.PathLike, size: int | None = None) -> pl.DataFrame:
+def knowmem_rows(
+    name: str,
+    source: str | os.PathLike,
+    size: int | None = None,
+    data: muse.MuseData = muse.NEWS,
+) -> pl.DataFrame:
     """A knowmem set with MUSE's few-shot prompt as ``question`` (prompt with ``{question}``)."""
-    rows = muse.load_muse(name, source)
-    tpl = muse.template(name, source)
+    rows = muse.load_muse(name, source, data)
+    tpl = muse.template(name, source, data)
     rows = rows.head(size) if size is not None else rows
     return rows.with_columns(
         pl.col("question").map_elements(lambda q: tpl.format(question=q), return_dtype=pl.String),
@@ -162,9 +178,11 @@ def knowmem_rows(name: str, source: str | os.PathLike, size: int | None = None) 
     )
 
 
-def verbmem_rows(source: str | os.PathLike, size: int | None = None) -> pl.DataFrame:
+def verbmem_rows(
+    source: str | os.PathLike, size: int | None = None, data: muse.MuseData = muse.NEWS
+) -> pl.DataFrame:
     """verbmem's prompts (article prefixes) and their true continuations."""
-    rows = muse.load_muse("verbmem_forget", source)
+    rows = muse.load_muse("verbmem_forget", source, data)
     return (rows.head(size) if size is not None else rows).with_columns(
         pl.lit("verbmem_forget").alias("group")
     )

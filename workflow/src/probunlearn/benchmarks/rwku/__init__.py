@@ -1,0 +1,151 @@
+"""RWKU (Jin et al. 2024), real-world knowledge unlearning, as a benchmark: ``spec.yaml`` (the hub
+repository and revision, the files, sets, answer length, scorers, the config's ``benchmarks.rwku``
+block), ``targets.yaml`` (the 100 targets: id, folder, name, records per file), :mod:`.loader` (the
+rows), :mod:`.prompts` (RWKU's prompts and generation), :mod:`.metrics` (RWKU's ROUGE-L recall as
+the ``rouge`` package computes it, fact families and their bounds, its MIA means).
+
+``probunlearn evaluate --benchmark rwku:<id>`` (``rwku:1`` is Stephen King), ``rwku:1,14,55`` (a
+list of ids: :meth:`RWKU.accepts`) or ``rwku:all`` samples every probe of those targets (forget
+levels 1-3 and neighbor levels 1-2 in one set, ``rwku_probes``; the file is each row's group) and
+brings the MIA texts (``rwku_forget_mia``, ``rwku_retain_mia``). :func:`.loader.listing` prints
+the targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from probunlearn.benchmarks.base import BENCHMARKS, Benchmark
+
+
+class RWKU(Benchmark):
+    name = "rwku"
+    directory = "rwku"
+    order = 50
+
+    # ---- data ---------------------------------------------------------------------------------
+    def dataset(self):
+        """Every file of every target (``<id>/<file>``: ``Target/<folder>/<file>.json``), verified
+        by the records in targets.yaml; the default fetch: every target's probes and MIA texts."""
+        from probunlearn.benchmarks.rwku import loader
+        from probunlearn.data.downloads import dataset_from_spec
+
+        files = loader.dataset_files()
+        default = [
+            k for k in files if k.split("/", 1)[1] in (*loader.PROBE_FILES, *loader.MIA_FILES)
+        ]
+        spec = {**self.spec["dataset"], "files": files, "default": default}
+        return dataset_from_spec(self.name, self.directory, spec)
+
+    def target_ids(self, cfg: Mapping[str, Any]) -> list[int]:
+        """The target ids of a config block (``targets``: ids or ``all``)."""
+        from probunlearn.benchmarks.rwku import loader
+
+        try:
+            return loader.parse_ids(cfg.get("targets", "all"))
+        except ValueError as e:
+            raise ValueError(f"benchmarks.rwku.targets: {e}") from e
+
+    def files(self, cfg: Mapping[str, Any]) -> list[str]:
+        from probunlearn.benchmarks.rwku import loader
+
+        own = [*loader.PROBE_FILES, *loader.MIA_FILES, *(["positive"] if cfg.get("corpus") else [])]
+        ids = self.target_ids(cfg)
+        self._check_corpus(ids, cfg)
+        return [f"{i}/{f}" for i in ids for f in own]
+
+    def _check_corpus(self, ids: list[int], cfg: Mapping[str, Any]) -> None:
+        from probunlearn.benchmarks.rwku import loader
+
+        if not cfg.get("corpus"):
+            return
+        lacking = [i for i in ids if not loader.targets()[i].has("positive")]
+        if lacking:
+            having = [i for i, t in loader.targets().items() if t.has("positive")]
+            raise ValueError(
+                f"benchmarks.rwku.corpus: target(s) {lacking} have no forget corpus (positive.json);"
+                f" offline only targets {having} have it"
+            )
+
+    def sets(self, cfg: Mapping[str, Any]) -> list[str]:
+        return [*self.spec["sets"], *(["rwku_corpus"] if cfg.get("corpus") else [])]
+
+    def sizes(self, cfg: Mapping[str, Any]) -> dict[str, int]:
+        from probunlearn.benchmarks.rwku import loader
+
+        ids = self.target_ids(cfg)
+        self._check_corpus(ids, cfg)
+        t = loader.targets()
+        sizes = {
+            "rwku_probes": sum(t[i].rows[f] for i in ids for f in loader.PROBE_FILES),
+            "rwku_forget_mia": sum(t[i].rows["forget_mia"] for i in ids),
+            "rwku_retain_mia": sum(t[i].rows["retain_mia"] for i in ids),
+        }
+        if cfg.get("corpus"):
+            sizes["rwku_corpus"] = sum(t[i].rows["positive"] for i in ids)
+        return sizes
+
+    def build(self, cfg: Mapping[str, Any], source: Path) -> dict:
+        from probunlearn.benchmarks.rwku import loader
+
+        ids = self.target_ids(cfg)
+        out = {
+            "rwku_probes": loader.probe_rows(ids, source),
+            "rwku_forget_mia": loader.mia_rows(ids, "forget_mia", source),
+            "rwku_retain_mia": loader.mia_rows(ids, "retain_mia", source),
+        }
+        if cfg.get("corpus"):
+            self._check_corpus(ids, cfg)
+            out["rwku_corpus"] = loader.corpus_rows(ids, source)
+        return out
+
+    # ---- probunlearn evaluate -----------------------------------------------------------------
+    def choices(self) -> list[str]:
+        from probunlearn.benchmarks.rwku import loader
+
+        return [f"{self.name}:all", *(f"{self.name}:{i}" for i in loader.targets())]
+
+    def accepts(self, choice: str) -> bool:
+        """``rwku:<ids>``: any comma-separated list of known target ids."""
+        from probunlearn.benchmarks.rwku import loader
+
+        prefix = f"{self.name}:"
+        if not choice.startswith(prefix):
+            return False
+        try:
+            loader.parse_ids(choice[len(prefix) :])
+        except ValueError:
+            return False
+        return True
+
+    def evaluate_ids(self, choice: str) -> list[int]:
+        """The target ids of a choice (``rwku:1``, ``rwku:1,14,55``, ``rwku:all``)."""
+        from probunlearn.benchmarks.rwku import loader
+
+        prefix = f"{self.name}:"
+        if not choice.startswith(prefix):
+            raise ValueError(f"{choice!r} is no RWKU choice (rwku:<ids> or rwku:all)")
+        return loader.parse_ids(choice[len(prefix) :])
+
+    def evaluate_sets(self, choice: str, source: Path | None) -> dict:
+        from probunlearn.benchmarks.rwku import loader
+
+        ids = self.evaluate_ids(choice)
+        return {
+            "rwku_probes": loader.probe_rows(ids, source),
+            "rwku_forget_mia": loader.mia_rows(ids, "forget_mia", source),
+            "rwku_retain_mia": loader.mia_rows(ids, "retain_mia", source),
+        }
+
+    def prompts(self, evalset: str, rows, tokenizer) -> list[str] | None:
+        """RWKU's prompts of the probe rows (:func:`.prompts.prompt_texts`), None for other sets."""
+        if evalset != "rwku_probes":
+            return None
+        from probunlearn.benchmarks.rwku.prompts import prompt_texts
+
+        return prompt_texts(rows, tokenizer)
+
+
+BENCHMARKS.register(RWKU())
