@@ -91,6 +91,42 @@ def test_a_name_registered_twice_is_an_error():
         methods.METHODS.register(Again(), origin="my_package")
 
 
+@pytest.mark.parametrize(
+    ("registry", "name", "why"),
+    [
+        ("METHODS", "ga2", "lower-case letters and '_' only"),
+        ("METHODS", "my-method", "lower-case letters and '_' only"),
+        ("ATTACKS", "Quant", "lower-case letters and digits in parts"),
+        ("ATTACKS", "a__b", "lower-case letters and digits in parts"),
+        ("SCORERS", "2rouge", "a letter, then letters"),
+        ("BENCHMARKS", "My Bench", "a lower-case letter"),
+        ("STATISTICS", "min-k", "a lower-case letter"),
+    ],
+)
+def test_a_registry_refuses_a_name_the_workflow_cannot_use(registry, name, why):
+    """Issue 48: a name is checked where it is registered, with the reason, not where a model name
+    made of it fails to parse."""
+    from probunlearn import attacks, benchmarks, methods, scoring
+    from probunlearn.metrics.membership import base
+
+    reg = {"METHODS": methods.METHODS, "ATTACKS": attacks.ATTACKS, "SCORERS": scoring.SCORERS,
+           "BENCHMARKS": benchmarks.BENCHMARKS, "STATISTICS": base.STATISTICS}[registry]  # fmt: skip
+    entry = type("Entry", (reg.base,), {"name": name})
+    with pytest.raises(ValueError, match=f"{reg.noun} '{name}' .*expected {why}"):
+        reg.register(entry.__new__(entry))
+    assert name not in reg
+
+
+def test_methods_and_attacks_share_the_settings_machinery():
+    from probunlearn import attacks, methods, registry
+
+    assert methods.Setting is registry.Setting is attacks.Setting
+    with pytest.raises(ValueError, match=r"method 'npo' has no setting\(s\) \['gamma'\]"):
+        methods.method("npo").resolve({"gamma": 1})
+    with pytest.raises(ValueError, match=r"attack 'quant': setting type = 'fp8'"):
+        attacks.ATTACKS.get("quant").resolve({"type": "fp8"})
+
+
 def test_the_config_schema_and_the_dag_take_an_outside_method(plugin, root, default_config):
     from conftest import tiny_config
     from probunlearn.config import ConfigError, validate_config

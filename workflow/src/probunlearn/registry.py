@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 
 class Named(Protocol):
@@ -38,11 +40,21 @@ class Registry(Generic[T]):
     ``probunlearn.<kind>``; ``base`` is the type every entry must have, ``noun`` names one entry in
     messages."""
 
-    def __init__(self, kind: str, package: str, base: type, noun: str) -> None:
+    def __init__(
+        self,
+        kind: str,
+        package: str,
+        base: type,
+        noun: str,
+        name_pattern: str = r".+",
+        name_rule: str = "a non-empty name",
+    ) -> None:
         self.kind = kind
         self.noun = noun
         self.package = package
         self.base = base
+        self.name_pattern = re.compile(name_pattern)
+        self.name_rule = name_rule
         self._entries: dict[str, T] = {}
         self._origin: dict[str, str] = {}
         self._loaded = False
@@ -67,6 +79,8 @@ class Registry(Generic[T]):
         if not isinstance(name, str) or not name:
             raise ValueError(f"a {self.noun} needs a non-empty string name, got {name!r}")
         origin = origin or type(entry).__module__
+        if not self.name_pattern.fullmatch(name):
+            raise ValueError(f"{self.noun} {name!r} (from {origin}): expected {self.name_rule}")
         if name in self._entries and self._origin[name] != origin:
             raise ValueError(
                 f"{self.noun} {name!r} is registered twice: by {self._origin[name]} and by {origin}"
@@ -144,3 +158,44 @@ def rescan_all() -> None:
     running process): rescanning one registry leaves another that loaded meanwhile stale."""
     for registry in _ALL:
         registry.rescan()
+
+
+# ---- an entry's settings: shared by methods and attacks -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a registered entry (a method's hyper-parameter, an attack's option): its
+    default and its JSON-schema type (validated in the config, the command line and the job)."""
+
+    default: Any
+    schema: Mapping[str, Any]
+    doc: str = ""
+
+
+def schema_error(schema: Mapping[str, Any], value: Any) -> str | None:
+    """What is wrong with ``value`` under a small JSON schema (type, bounds, enum), or None."""
+    import jsonschema
+
+    errors = list(jsonschema.Draft202012Validator(dict(schema)).iter_errors(value))
+    return errors[0].message if errors else None
+
+
+def resolve_settings(
+    settings: Mapping[str, Setting],
+    given: Mapping[str, Any],
+    unknown: Callable[[list[str]], str],
+    invalid: Callable[[str, Any, str], str],
+) -> dict[str, Any]:
+    """The defaults of ``settings`` updated with ``given``, each value checked against its schema;
+    a ValueError with ``unknown(names)`` for settings there are none of, ``invalid(key, value,
+    error)`` for a value its schema refuses."""
+    extra = sorted(set(given) - set(settings))
+    if extra:
+        raise ValueError(unknown(extra))
+    out = {k: s.default for k, s in settings.items()} | dict(given)
+    for key, value in out.items():
+        error = schema_error(settings[key].schema, value)
+        if error:
+            raise ValueError(invalid(key, value, error))
+    return out

@@ -26,8 +26,7 @@ from typing import Any, ClassVar
 import polars as pl
 
 from probunlearn.data.rows import FAMILY_COLUMNS, prompt_column
-from probunlearn.methods import Setting, schema_error
-from probunlearn.registry import Registry
+from probunlearn.registry import Registry, Setting, resolve_settings
 
 __all__ = [
     "ATTACKS",
@@ -221,21 +220,17 @@ class Attack:
         """Its settings: the defaults updated with ``given`` (validated against their schemas);
         errors name ``spec`` and the expected settings."""
         where = f"attack spec {spec!r}" if spec is not None else f"attack {self.name!r}"
-        unknown = sorted(set(given) - set(self.settings))
-        if unknown:
-            raise ValueError(
-                f"{where}: {self.name} has no setting(s) {unknown}; expected "
+        return resolve_settings(
+            self.settings,
+            given,
+            lambda extra: (
+                f"{where}: {self.name} has no setting(s) {extra}; expected "
                 f"{self.describe_settings()}"
-            )
-        out = {k: s.default for k, s in self.settings.items()} | dict(given)
-        for key, value in out.items():
-            error = schema_error(self.settings[key].schema, value)
-            if error:
-                raise ValueError(
-                    f"{where}: setting {key} = {value!r}: {error}; expected "
-                    f"{self.describe_settings()}"
-                )
-        return out
+            ),
+            lambda key, value, error: (
+                f"{where}: setting {key} = {value!r}: {error}; expected {self.describe_settings()}"
+            ),
+        )
 
     def describe_settings(self) -> str:
         """Its settings as text: ``name (type, default d)``, comma-separated (``no settings``)."""
@@ -247,7 +242,15 @@ class Attack:
         )
 
 
-ATTACKS: Registry[Attack] = Registry("attacks", __name__, Attack, "attack")
+ATTACKS: Registry[Attack] = Registry(
+    "attacks",
+    __name__,
+    Attack,
+    "attack",
+    name_pattern=r"[a-z0-9]+(?:_[a-z0-9]+)*",
+    name_rule="lower-case letters and digits in parts joined by single '_': an attack's name is "
+    "part of its attacked models' and prompt families' file names",
+)
 """Every attack kind, built-in and registered from outside."""
 
 

@@ -164,7 +164,13 @@ class Benchmark:
 
 
 BENCHMARKS: Registry[Benchmark] = Registry(
-    "benchmarks", "probunlearn.benchmarks", Benchmark, "benchmark"
+    "benchmarks",
+    "probunlearn.benchmarks",
+    Benchmark,
+    "benchmark",
+    name_pattern=r"[a-z][a-z0-9_-]*",
+    name_rule="a lower-case letter, then lower-case letters, digits, '_' or '-': a benchmark's "
+    "name is a key of the config's benchmarks block and the prefix of its evaluate choices",
 )
 """Every benchmark, built-in and registered from outside."""
 

@@ -18,21 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from probunlearn.registry import Registry
+from probunlearn.registry import Registry, Setting, resolve_settings
 
 if TYPE_CHECKING:
     import torch
     from torch import nn
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One hyper-parameter of a method: its default and its JSON-schema type (validated in the
-    config and in :func:`probunlearn.unlearning.unlearn`)."""
-
-    default: Any
-    schema: Mapping[str, Any]
-    doc: str = ""
 
 
 @dataclass
@@ -112,30 +102,28 @@ class Method:
     def resolve(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The method's settings: its defaults updated with ``given`` (validated); a setting the
         method does not have is an error that names it."""
-        unknown = sorted(set(given) - set(self.settings))
-        if unknown:
-            raise ValueError(
-                f"method {self.name!r} has no setting(s) {unknown}; its settings are "
+        out = resolve_settings(
+            self.settings,
+            given,
+            lambda extra: (
+                f"method {self.name!r} has no setting(s) {extra}; its settings are "
                 f"{sorted(self.settings)}"
-            )
-        out = {k: s.default for k, s in self.settings.items()} | dict(given)
-        for key, value in out.items():
-            error = schema_error(self.settings[key].schema, value)
-            if error:
-                raise ValueError(f"method {self.name!r}: setting {key} = {value!r} {error}")
+            ),
+            lambda key, value, error: f"method {self.name!r}: setting {key} = {value!r} {error}",
+        )
         self.check(out)
         return out
 
 
-def schema_error(schema: Mapping[str, Any], value: Any) -> str | None:
-    """What is wrong with ``value`` under a small JSON schema (type, bounds, enum), or None."""
-    import jsonschema
-
-    errors = list(jsonschema.Draft202012Validator(dict(schema)).iter_errors(value))
-    return errors[0].message if errors else None
-
-
-METHODS: Registry[Method] = Registry("methods", __name__, Method, "unlearning method")
+METHODS: Registry[Method] = Registry(
+    "methods",
+    __name__,
+    Method,
+    "unlearning method",
+    name_pattern=r"[a-z_]+",
+    name_rule="lower-case letters and '_' only: a method's name begins an unlearned model's name, "
+    "{method}-{split}-f{lambda_f}-r{lambda_r}, which the workflow parses back",
+)
 """Every unlearning method, built-in and registered from outside."""
 
 

@@ -87,7 +87,15 @@ BINARY_METRICS = {
     "m_bin": "m_bin_{name}",
 }
 
-SCORERS: Registry[Scorer] = Registry("scorers", "probunlearn.scoring", Scorer, "scorer")
+SCORERS: Registry[Scorer] = Registry(
+    "scorers",
+    "probunlearn.scoring",
+    Scorer,
+    "scorer",
+    name_pattern=r"[A-Za-z][A-Za-z0-9_]*",
+    name_rule="a letter, then letters, digits or '_': a scorer's name is a column of the scores "
+    "tables and part of its metrics' names",
+)
 """Every per-sample scorer, built-in and registered from outside."""
 
 

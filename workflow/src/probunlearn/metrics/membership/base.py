@@ -106,7 +106,13 @@ class Statistic:
 
 
 STATISTICS: Registry[Statistic] = Registry(
-    "membership_statistics", "probunlearn.metrics.membership", Statistic, "membership statistic"
+    "membership_statistics",
+    "probunlearn.metrics.membership",
+    Statistic,
+    "membership statistic",
+    name_pattern=r"[a-z][a-z0-9_]*",
+    name_rule="a lower-case letter, then lower-case letters, digits or '_': a statistic's name "
+    "is a column of the membership tables and a --membership choice",
 )
 """Every membership statistic, built-in and registered from outside."""
 
