@@ -16,8 +16,6 @@ include: CORE_RULES
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/claims.smk"
-include: "workflow/rules/attack.smk"
-include: "workflow/rules/membership.smk"
 
 
 # the experiments the registered benchmarks bring (MUSE-News's)

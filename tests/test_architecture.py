@@ -130,7 +130,6 @@ DOCUMENTED = {
     "probunlearn.scoring.harmbench": ["HarmBenchJudge", "harm_decisions"],
     "probunlearn.metrics.token_scores": [],
     "probunlearn.metrics.tofu": ["tofu_losses", "forget_quality", "model_utility", "truth_ratio"],
-    "probunlearn.tofu_metrics": ["tofu_losses", "forget_quality", "model_utility", "truth_ratio"],
     "probunlearn.metrics.dcue": [
         "dcue", "core_confidence", "meta_evaluation", "core_token_mask", "core_span_from_row",
         "heuristic_core_span", "check_disjoint",
@@ -149,6 +148,8 @@ DOCUMENTED = {
     "probunlearn.unlearning.losses": ["ga_loss", "idk_loss"],
     "probunlearn.methods": ["Method", "Setting", "Step", "METHODS"],
     "probunlearn.core": ["RULES", "SCRIPTS"],
+    "probunlearn.core.planner": ["CorePlanner", "RunSettings", "ModelInfo", "SetInfo", "Setting"],
+    "probunlearn.core.specs": ["SamplingSpec", "ScoringSpec", "TeacherForcingSpec", "DcueSpec"],
     "probunlearn.steps.sample": ["run_sample_shard_rule", "run_sampling_shard"],
     "probunlearn.steps.score": ["run_score"],
     "probunlearn.steps.greedy": ["run_evaluation"],

@@ -94,7 +94,7 @@ def test_mini_attacks_table1_models_with_nf4_and_relearning(mini):
         assert mini.paths.model(name) == f"results/mini/models/{name}"
     # the plain models' and the target's samples: the first n of their `main` runs, no new run
     assert {(m, e, s) for m, e, s in runs if not is_new(m)} == mini._paper_runs()
-    cases = mini.attack_cases()
+    cases = mini.attacks.table_cases()
     assert len(cases) == len(a.targets()) * len(specs)
     for c in cases:
         assert c["before"] == mini.paths.scores(c["model"], "forget10", "main")
@@ -131,7 +131,7 @@ def test_the_experiment_off_leaves_the_runs_as_they_were(root, mini):
     off = design_of({"experiments": [e for e in mini.experiments if e != "attacks"]})
     assert off.attacks is None and set(off.sampled_runs()) == mini._paper_runs()
     assert "attacks" not in off.figure_names() and "attacks" not in off.claims_inputs()
-    assert off.attack_cases() == [] and "attack" not in off.expected_jobs()
+    assert off.attacks is None and "attack" not in off.expected_jobs()
 
 
 def test_prompt_families_are_eval_sets_of_their_own(root):
@@ -164,7 +164,7 @@ def test_prompt_families_are_eval_sets_of_their_own(root):
     assert a.prompts_params("forget10--prefix__affirmative") == {
         "spec": "prefix:affirmative", "template": d.config["template"]
     }  # fmt: skip
-    cases = {c["attack"]: c for c in d.attack_cases()}
+    cases = {c["attack"]: c for c in d.attacks.table_cases()}
     assert cases["paraphrase"]["attacked_evalset"] == "forget10--paraphrase"
     assert cases["paraphrase"]["before"] == d.paths.scores(npo, "forget10", "attack")
     assert d.expected_jobs()["attack_prompts"] == 3

@@ -529,14 +529,26 @@ def test_evaluate_plans_rwku_with_its_lengths_and_scorers():
     from probunlearn.evaluate.plan import Plan
 
     ev = {
-        "models": {"x": {"source": "x/y", "role": "evaluated"}},
+        "models": {"x": {"source": "x/y", "revision": "0" * 40, "role": "evaluated"}},
         "data": {"benchmark": "rwku:1", "data_dir": str(SHARED_DATA)},
-        "sampling": {"template": "auto", "max_new_tokens": None, "chunk_size": 16},
-        "bounds": {"alpha": 0.01},
+        "sampling": {
+            "n": 4,
+            "top_p": 0.9,
+            "temperature": 1.0,
+            "template": "auto",
+            "max_new_tokens": None,
+            "chunk_size": 16,
+            "batch_size": 256,
+            "base_seed": 0,
+        },
+        "bounds": {"alpha": 0.01, "leak_threshold": None, "bins": 100, "rho": 2.0},
+        "dtype": "float32",
+        "device": "cpu",
+        "threads": 1,
     }
     plan = Plan({"evaluate": ev})
     assert list(plan.sets) == ["rwku_probes", "rwku_forget_mia", "rwku_retain_mia"]
-    assert plan.sampled_set == "rwku_probes" and plan.shards() == list(range(7))
+    assert plan.sampled_set == "rwku_probes" and plan.shards(plan.sampled_set) == range(7)
     assert plan.max_new_tokens == 30 and plan.stops == [] and plan.template == "auto"
     assert plan.primary_score == "rougeL_recall"
     assert plan.score_params("x", "rwku_probes", "sampled")["scorers"] == [

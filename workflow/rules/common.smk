@@ -7,7 +7,7 @@ from probunlearn.storage.checkpoints import spec_identity
 from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
 from probunlearn.benchmarks import BENCHMARKS
-from probunlearn.core import RULES as CORE_RULES, SCRIPTS as CORE_SCRIPTS
+from probunlearn.core import RULES as CORE_RULES
 from probunlearn.dag.attacks import EVALSET_PATTERN
 from probunlearn.dag.naming import retain_split, unlearned_pattern
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present

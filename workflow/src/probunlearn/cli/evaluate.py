@@ -567,7 +567,7 @@ def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
         f"probunlearn evaluate: {len(plan.names('evaluated'))} model(s)"
         + (f" (+{earlier} evaluated earlier)" if earlier else "")
         + f" x {rows} prompts of {plan.sampled_set!r} x (1 greedy + {ev['sampling']['n']} "
-        f"samples), in {len(plan.shards())} shard(s) per model; results in {out}",
+        f"samples), in {len(plan.shards(plan.sampled_set))} shard(s) per model; results in {out}",
         file=sys.stderr,
     )
     for line in prep.notes:

@@ -59,8 +59,10 @@ rule score:
 
 
 # greedy answers, TOFU's own greedy answers (its ROUGE) and the per-token log-probabilities (TOFU's
-# encoding) of one model: every set any metric reads, whatever roles the model has
-rule evaluate:
+# encoding) of one model: every set any metric reads, whatever roles the model has (its script keeps
+# the name it had when the rule was called `evaluate`: a new script file would rerun every job of the
+# rule, and all after it, in the results made before)
+rule greedy_logprobs:
     input:
         unpack(lambda wc: CORE.model_inputs(wc.model)),
         greedy_sets=[P.data(e) for e in CORE.greedy_sets],
@@ -72,11 +74,11 @@ rule evaluate:
         tofu_answers=P.tofu_answers("{model}"),
         logprobs=[P.logprobs("{model}", e) for e in CORE.logprob_sets],
     log:
-        P.log("evaluate", "{model}"),
+        P.log("greedy_logprobs", "{model}"),
     benchmark:
-        P.benchmark("evaluate", "{model}")
+        P.benchmark("greedy_logprobs", "{model}")
     wildcard_constraints:
-        model=CORE.model_pattern("evaluate"),
+        model=CORE.model_pattern("greedy_logprobs"),
     conda:
         core_env("torch")
     threads: CORE.threads
@@ -86,7 +88,7 @@ rule evaluate:
         runtime=gpu_runtime,
     params:
         load=lambda wc: CORE.load_params(wc.model),
-        run=lambda wc: CORE.evaluate_params(wc.model),
+        run=lambda wc: CORE.greedy_logprobs_params(wc.model),
     script:
         "scripts/evaluate.py"
 
@@ -124,3 +126,123 @@ rule dcue:
         run=lambda wc: CORE.dcue_params(wc.model),
     script:
         "scripts/dcue.py"
+
+
+# Attacks on a model (beyond the paper, docs/attacks.md): attacked models (rule attack) and prompt
+# families (rule attack_prompts), sampled and scored by the rules above, and the table of bounds
+# before and after (rule attacks_table). CORE.attacks: probunlearn.dag.attacks.AttackPlan (None:
+# the run has no attack). The including Snakefile defines report_table(name) and
+# figure_outputs(name), where its tables and figures go.
+ATTACKS = CORE.attacks
+
+
+if ATTACKS is not None:
+
+    rule attack:
+        input:
+            unpack(lambda wc: ATTACKS.attack_inputs(wc.model)),
+        output:
+            model=directory(P.run_model("{model}")),
+            info=P.attack_info("{model}"),
+        log:
+            P.log("attack", "{model}"),
+        benchmark:
+            P.benchmark("attack", "{model}")
+        wildcard_constraints:
+            model=ATTACKS.attacked_pattern(),
+        conda:
+            core_env("torch")
+        threads: ATTACKS.threads
+        resources:
+            gpu=1,
+            mem_mb=gpu_mem_mb,
+            runtime=gpu_runtime,
+        params:
+            attack=lambda wc: ATTACKS.attack_params(wc.model),
+        script:
+            "scripts/attack.py"
+
+    rule attack_prompts:
+        input:
+            unpack(lambda wc: ATTACKS.prompts_inputs(wc.evalset)),
+        output:
+            P.data("{evalset}"),
+        log:
+            P.log("attack_prompts", "{evalset}"),
+        wildcard_constraints:
+            evalset=ATTACKS.family_pattern(),
+        conda:
+            core_env("analysis")
+        params:
+            attack=lambda wc: ATTACKS.prompts_params(wc.evalset),
+        script:
+            "scripts/attack_prompts.py"
+
+    rule attacks_table:
+        input:
+            lambda wc: ATTACKS.table_inputs(),
+        output:
+            table=report_table("attacks"),
+            figure=figure_outputs("attacks"),
+        log:
+            P.log("figures", "attacks"),
+        conda:
+            core_env("analysis")
+        params:
+            cases=lambda wc: ATTACKS.table_cases(),
+            figure=lambda wc, output: P.stem(output.figure[0]),
+            settings=ATTACKS.table_settings(),
+        script:
+            "scripts/attacks_table.py"
+
+
+# Membership inference (beyond the paper, docs/membership.md): per model, the teacher-forced attack
+# statistics of the forget set's and the holdout set's examples; the table of AUCs with intervals
+# and PrivLeak against the retrained model, and its figure. CORE.membership:
+# probunlearn.dag.membership.MembershipPlan (None or off: the run has none).
+MEMBERSHIP = CORE.membership if CORE.membership is not None and CORE.membership.on else None
+
+
+if MEMBERSHIP is not None:
+
+    rule membership:
+        input:
+            unpack(lambda wc: MEMBERSHIP.inputs(wc.model)),
+        output:
+            MEMBERSHIP.path("{model}"),
+        log:
+            P.log("membership", "{model}"),
+        benchmark:
+            P.benchmark("membership", "{model}")
+        wildcard_constraints:
+            model=MEMBERSHIP.pattern(),
+        conda:
+            core_env("torch")
+        threads: CORE.threads
+        resources:
+            gpu=1,
+            mem_mb=gpu_mem_mb,
+            runtime=gpu_runtime,
+        params:
+            load=lambda wc: CORE.load_params(wc.model),
+            # one dict: Snakemake compares a rule's params as a set of values
+            run=lambda wc: MEMBERSHIP.params(wc.model),
+        script:
+            "scripts/membership.py"
+
+    rule membership_table:
+        input:
+            lambda wc: list(MEMBERSHIP.parts().values()),
+        output:
+            table=report_table("membership"),
+            figure=figure_outputs("membership"),
+        log:
+            P.log("figures", "membership"),
+        conda:
+            core_env("analysis")
+        params:
+            parts=lambda wc: MEMBERSHIP.parts(),
+            figure=lambda wc, output: P.stem(output.figure[0]),
+            run=MEMBERSHIP.table_params(),
+        script:
+            "scripts/membership_table.py"

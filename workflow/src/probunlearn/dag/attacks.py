@@ -29,6 +29,7 @@ from typing import Any
 
 from probunlearn import methods
 from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
+from probunlearn.core.specs import canon
 from probunlearn.dag.naming import parse_unlearned, retain_split
 
 SEP = "--"
@@ -186,16 +187,204 @@ class Case:
         return ATTACKS.get(self.spec.kind).transforms == "prompts"
 
 
-class AttackDesign:
-    """The attacks of one run (``design``: its :class:`probunlearn.dag.Design`)."""
+class AttackPlan:
+    """The attacks of one run, shared by both workflows: the attacked models and prompt families
+    it makes, their rules' inputs and params, and the files the attack table reads. ``core``: the
+    run's evaluation-core planner (:class:`probunlearn.core.planner.CorePlanner`). A workflow's
+    subclass says what it attacks (:meth:`targets`, :meth:`target`, :meth:`evalsets`), which
+    data an attack reads (:meth:`data_of`), the template no family's name is tagged with, the
+    threads and device of an attack's job, and the table's cases and settings."""
+
+    threads: int | None
+    device: str
+
+    def __init__(self, core: Any, specs: list[Spec]) -> None:
+        self.core = core
+        self.specs = specs
+
+    # ---- what a workflow says -----------------------------------------------------------------
+    def targets(self) -> dict[str, str]:
+        """Label -> model attacked."""
+        raise NotImplementedError
+
+    def target(self, model: str) -> Target:
+        """What the pre-job checks know of a model."""
+        raise NotImplementedError
+
+    def evalsets(self) -> list[str]:
+        """The eval sets attacked."""
+        raise NotImplementedError
+
+    def data_of(self, model: str, data: str) -> str:
+        """The eval-set name of an attack's data (forget, retain, holdout) for ``model``."""
+        raise NotImplementedError
+
+    def untagged_template(self) -> str:
+        """The template whose families' names carry no tag."""
+        raise NotImplementedError
+
+    def checkpoint_params(self, model: str) -> dict:
+        """Rule attack's params beyond the shared ones (a user's checkpoint: where and how it
+        loads); none by default."""
+        return {}
+
+    def table_cases(self) -> list[dict]:
+        """The attack table's cases (rule attacks_table's params)."""
+        raise NotImplementedError
+
+    def table_settings(self) -> dict:
+        """The attack table's settings (n, leak threshold, score, alpha, bins, rho)."""
+        raise NotImplementedError
+
+    # ---- attacked models and prompt families ---------------------------------------------------
+    @staticmethod
+    def transforms(spec: Spec) -> str:
+        """``model`` or ``prompts``."""
+        return ATTACKS.get(spec.kind).transforms
+
+    @cached_property
+    def attacked_models(self) -> dict[str, tuple[str, Spec]]:
+        """Attacked model -> (model, spec), for the model attacks."""
+        return {
+            attacked_name(m, s): (m, s)
+            for m in self.targets().values()
+            for s in self.specs
+            if self.transforms(s) == "model"
+        }
+
+    def _tag(self, model: str) -> str | None:
+        template = self.target(model).template
+        return None if template == self.untagged_template() else template_tag(template)
+
+    def family_of(self, model: str, evalset: str, spec: Spec) -> str:
+        """The family a model is sampled on for a prompt attack of an eval set."""
+        return family_name(evalset, spec, self._tag(model))
+
+    @cached_property
+    def families(self) -> dict[str, tuple[str, Spec, str]]:
+        """Prompt family -> (eval set, spec, template), for the prompt attacks."""
+        out = {}
+        for m in self.targets().values():
+            for s in self.specs:
+                if self.transforms(s) != "prompts":
+                    continue
+                for e in self.evalsets():
+                    out[self.family_of(m, e, s)] = (e, s, self.target(m).template)
+        return out
+
+    def is_family(self, evalset: str) -> bool:
+        """Whether ``evalset`` is one of the run's prompt families."""
+        return evalset in self.families
+
+    def family_rows(self, family: str) -> int:
+        """Rows of a family: its eval set's rows times its members."""
+        evalset, spec, _ = self.families[family]
+        members = ATTACKS.get(spec.kind).members(spec.settings)
+        return self.core.set_info(evalset).rows * len(members)
+
+    def family_template(self, family: str) -> str:
+        """The template a family is sampled with."""
+        _, spec, template = self.families[family]
+        target = Target(name=family, template=template, chat_template=template == "chat")
+        return ATTACKS.get(spec.kind).family_template(spec.settings, target)
+
+    def attacked_pattern(self) -> str:
+        """Rule attack's wildcard: exactly the attacked models."""
+        return "|".join(re.escape(n) for n in self.attacked_models) or "-"
+
+    def family_pattern(self) -> str:
+        """Rule attack_prompts' wildcard: exactly the families."""
+        return "|".join(re.escape(n) for n in self.families) or "-"
+
+    # ---- rules' inputs and params --------------------------------------------------------------
+    def attack_inputs(self, name: str) -> dict[str, str]:
+        """Rule attack: the model (where the run makes it) and the data sets the attack reads."""
+        model, spec = self.attacked_models[name]
+        p = self.core.paths
+        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
+        data = {d: p.data(self.data_of(model, d)) for d in needs}
+        return self.core.model_inputs(model) | data
+
+    def attack_params(self, name: str) -> dict:
+        """Rule attack: the spec, the model's name, template and kind (an adapter), the job's
+        threads and device, and a user's checkpoint's load settings."""
+        model, spec = self.attacked_models[name]
+        t = self.target(model)
+        out = {
+            "spec": spec.canonical,
+            "model_name": model,
+            "template": t.template,
+            "adapter": t.adapter,
+            "threads": self.threads,
+            "device": self.device,
+        }
+        return out | self.checkpoint_params(model)
+
+    def prompts_inputs(self, family: str) -> dict[str, str]:
+        """Rule attack_prompts: the eval set, and the retain rows where the attack reads them."""
+        evalset, spec, _ = self.families[family]
+        p = self.core.paths
+        out = {"evalset": p.data(evalset)}
+        if "retain" in ATTACKS.get(spec.kind).rows_needed(spec.settings):
+            out["retain"] = p.data("retain")
+        return out
+
+    def prompts_params(self, family: str) -> dict:
+        """Rule attack_prompts: the spec and the template of the models it is for."""
+        _, spec, template = self.families[family]
+        return {"spec": spec.canonical, "template": template}
+
+    # ---- the table -----------------------------------------------------------------------------
+    def table_inputs(self) -> list[str]:
+        """Every file the attack table reads."""
+        files = []
+        for c in self.table_cases():
+            files += [c["after"], c["before"], c["evalset_path"]]
+            files += [c[k] for k in ("reference", "info") if c[k] is not None]
+        return sorted(set(files))
+
+    def case_row(self, c: Case, reference: tuple | None, retain_term: bool | None) -> dict:
+        """A case as plain values (the table reads its scores, its attack's info)."""
+        p = self.core.paths
+        model_attack = not c.prompts
+        return {
+            "label": c.label,
+            "model": c.model,
+            "evalset": c.evalset,
+            "attack": c.spec.canonical,
+            "kind": c.spec.kind,
+            "attacked_model": c.after[0] if model_attack else None,
+            "attacked_evalset": None if model_attack else c.after[1],
+            "after": p.scores(*c.after),
+            "before": p.scores(*c.before),
+            "reference": None if reference is None else p.scores(*reference),
+            "info": p.attack_info(c.after[0]) if model_attack else None,
+            "evalset_path": p.data(c.evalset),
+            "retain_term": retain_term,
+        }
+
+    def expected_jobs(self) -> dict[str, int]:
+        """Jobs of the attack rules."""
+        return {
+            "attack": len(self.attacked_models),
+            "attack_prompts": len(self.families),
+            "attacks_table": 1,
+        }
+
+
+class AttackDesign(AttackPlan):
+    """The experiment ``attacks`` of one paper run (``design``: its :class:`probunlearn.dag.Design`):
+    Table 1's models of the config's methods and the models it names, on its eval sets."""
 
     def __init__(self, design: Any) -> None:
+        section = design.config[EXPERIMENT]
+        super().__init__(design, [parse_spec(s) for s in section["specs"]])
         self.design = design
-        self.section = design.config[EXPERIMENT]
-        self.specs = [parse_spec(s) for s in self.section["specs"]]
-        self.setting = self.section["setting"]
+        self.section = section
+        self.setting = section["setting"]
+        self.threads = design.config["threads"]["train"]
+        self.device = design.config["device"]
 
-    # ---- what is attacked ----------------------------------------------------------------------
     def targets(self) -> dict[str, str]:
         """Label -> model attacked: Table 1's model of each method (its label), then the other
         models named (their own name)."""
@@ -223,6 +412,19 @@ class AttackDesign:
             holdout="holdout" in d.data_sets and split is not None,
         )
 
+    def evalsets(self) -> list[str]:
+        """The config's ``attacks.evalsets``."""
+        return list(self.section["evalsets"])
+
+    def untagged_template(self) -> str:
+        """The run's template."""
+        return self.design.config["template"]
+
+    def data_of(self, model: str, data: str) -> str:
+        """An unlearned model's forget split, its retain split, the holdout set."""
+        split = parse_unlearned(model)["split"]
+        return {"forget": split, "retain": retain_split(model), "holdout": "holdout"}[data]
+
     def check(self) -> None:
         """Every (model, attack) of the run checked before any job: a ValueError naming both where
         the model cannot take the attack."""
@@ -241,95 +443,6 @@ class AttackDesign:
                         f"config {EXPERIMENT}: attack {spec.canonical!r} reads the eval set "
                         "'retain', which this run does not have"
                     )
-
-    def data_of(self, model: str, data: str) -> str:
-        """The eval-set name of an attack's data (forget, retain, holdout) for ``model``."""
-        split = parse_unlearned(model)["split"]
-        return {"forget": split, "retain": retain_split(model), "holdout": "holdout"}[data]
-
-    # ---- attacked models and prompt families ---------------------------------------------------
-    def _tag(self, model: str) -> str | None:
-        template = self.design.template_of(model)
-        return None if template == self.design.config["template"] else template_tag(template)
-
-    @cached_property
-    def attacked_models(self) -> dict[str, tuple[str, Spec]]:
-        """Attacked model -> (model, spec), for the model attacks."""
-        return {
-            attacked_name(m, s): (m, s)
-            for m in self.targets().values()
-            for s in self.specs
-            if ATTACKS.get(s.kind).transforms == "model"
-        }
-
-    @cached_property
-    def families(self) -> dict[str, tuple[str, Spec, str]]:
-        """Prompt family -> (eval set, spec, template), for the prompt attacks."""
-        out = {}
-        for m in self.targets().values():
-            for s in self.specs:
-                if ATTACKS.get(s.kind).transforms != "prompts":
-                    continue
-                for e in self.section["evalsets"]:
-                    name = family_name(e, s, self._tag(m))
-                    out[name] = (e, s, self.design.template_of(m))
-        return out
-
-    def family_of(self, model: str, evalset: str, spec: Spec) -> str:
-        """The family a model is sampled on for a prompt attack of an eval set."""
-        return family_name(evalset, spec, self._tag(model))
-
-    def is_family(self, evalset: str) -> bool:
-        """Whether ``evalset`` is one of the run's prompt families."""
-        return evalset in self.families
-
-    def family_rows(self, family: str) -> int:
-        """Rows of a family: its eval set's rows times its members."""
-        evalset, spec, _ = self.families[family]
-        members = ATTACKS.get(spec.kind).members(spec.settings)
-        return self.design.evalset_rows(evalset) * len(members)
-
-    def family_template(self, family: str) -> str:
-        """The template a family is sampled with."""
-        evalset, spec, template = self.families[family]
-        target = Target(name=family, template=template)
-        return ATTACKS.get(spec.kind).family_template(spec.settings, target)
-
-    # ---- rules' inputs and params --------------------------------------------------------------
-    def attack_inputs(self, name: str) -> dict[str, str]:
-        """Rule attack: the model's directory and the data sets the attack reads."""
-        model, spec = self.attacked_models[name]
-        p = self.design.paths
-        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
-        return {"model": p.model(model)} | {d: p.data(self.data_of(model, d)) for d in needs}
-
-    def attack_params(self, name: str) -> dict:
-        """Rule attack: the spec, the model's metadata and the job's threads and device."""
-        model, spec = self.attacked_models[name]
-        t = self.target(model)
-        cfg = self.design.config
-        return {
-            "spec": spec.canonical,
-            "model_name": model,
-            "template": t.template,
-            "adapter": t.adapter,
-            "threads": cfg["threads"]["train"],
-            "device": cfg["device"],
-        }
-
-    def prompts_inputs(self, family: str) -> dict[str, str]:
-        """Rule attack_prompts: the eval set and the retain rows where the attack reads them."""
-        evalset, spec, _ = self.families[family]
-        p = self.design.paths
-        out = {"evalset": p.data(evalset)}
-        if "retain" in ATTACKS.get(spec.kind).rows_needed(spec.settings):
-            out["retain"] = p.data("retain")
-        return out
-
-    def prompts_params(self, family: str) -> dict:
-        """Rule attack_prompts: the spec and the template of the models it is for."""
-        _, spec, template = self.families[family]
-        return {"spec": spec.canonical, "template": template}
 
     # ---- sampling ------------------------------------------------------------------------------
     def _same_distribution(self, setting: str) -> bool:
@@ -364,10 +477,10 @@ class AttackDesign:
         """Every (model, eval set, attack) of the table, in the config's order."""
         out = []
         for label, model in self.targets().items():
-            for e in self.section["evalsets"]:
+            for e in self.evalsets():
                 before = self.plain_run(model, e, runs)
                 for s in self.specs:
-                    if ATTACKS.get(s.kind).transforms == "model":
+                    if self.transforms(s) == "model":
                         after = (attacked_name(model, s), e, self.setting)
                     else:
                         after = (model, self.family_of(model, e, s), self.setting)
@@ -386,59 +499,39 @@ class AttackDesign:
         out = set()
         for c in self.cases(runs):
             out |= {c.after, c.before}
-        for e in self.section["evalsets"]:
+        for e in self.evalsets():
             ref = self.reference(e, runs)
             if ref is not None:
                 out.add(ref)
         return out - set(runs)
 
     # ---- the table -----------------------------------------------------------------------------
-    def table_cases(self, runs: set) -> list[dict]:
+    def table_cases(self) -> list[dict]:
         """The attack table's cases as plain values (rule attacks_table's params)."""
-        p, d = self.design.paths, self.design
+        runs = self.design._paper_runs()
         out = []
         for c in self.cases(runs):
-            ref = self.reference(c.evalset, runs)
-            model_attack = not c.prompts
-            method = None
+            retain = None
             try:
                 method = parse_unlearned(c.model)["method"]
             except ValueError:
-                pass
-            retain = None
+                method = None
             if method is not None:
-                retain = methods.method(method).uses_retain(d.unlearn_hparams(c.model))
-            out.append(
-                {
-                    "label": c.label,
-                    "model": c.model,
-                    "evalset": c.evalset,
-                    "attack": c.spec.canonical,
-                    "kind": c.spec.kind,
-                    "attacked_model": c.after[0] if model_attack else None,
-                    "attacked_evalset": None if model_attack else c.after[1],
-                    "after": p.scores(*c.after),
-                    "before": p.scores(*c.before),
-                    "reference": None if ref is None else p.scores(*ref),
-                    "info": p.attack_info(c.after[0]) if model_attack else None,
-                    "evalset_path": p.data(c.evalset),
-                    "retain_term": retain,
-                }
-            )
+                retain = methods.method(method).uses_retain(self.design.unlearn_hparams(c.model))
+            out.append(self.case_row(c, self.reference(c.evalset, runs), retain))
         return out
 
-    def table_inputs(self, runs: set) -> list[str]:
-        """Every file the attack table reads."""
-        files = []
-        for c in self.table_cases(runs):
-            files += [c["after"], c["before"], c["evalset_path"]]
-            files += [c[k] for k in ("reference", "info") if c[k] is not None]
-        return sorted(set(files))
-
-    def expected_jobs(self) -> dict[str, int]:
-        """Jobs of the attack rules."""
-        return {
-            "attack": len(self.attacked_models),
-            "attack_prompts": len(self.families),
-            "attacks_table": 1,
-        }
+    def table_settings(self) -> dict:
+        """The table's n (the attack setting's), leak threshold and score (config ``attacks``)
+        and the bounds' alpha, bins and rho."""
+        cfg = self.design.config
+        return canon(
+            {
+                "n": self.n,
+                "leak_threshold": cfg["attacks"]["leak_threshold"],
+                "score": cfg["attacks"]["score"],
+                "alpha": cfg["bounds"]["alpha"],
+                "bins": cfg["bounds"]["bins"],
+                "rho": cfg["bounds"]["rho"],
+            }
+        )

@@ -23,6 +23,8 @@ from probunlearn.benchmarks import (
     corpora,
     dataset_files,
 )
+from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
+from probunlearn.core.specs import canon
 from probunlearn.dag.attacks import AttackDesign, is_attacked, parse_attacked, plain_evalset
 from probunlearn.dag.membership import MembershipDesign
 from probunlearn.dag.naming import (
@@ -61,13 +63,9 @@ LOGPROB_ORDER = (*FORGET_SPLITS, "retain", "holdout", "real_authors", "world_fac
 OWN_PARTS = {"membership": MembershipDesign}
 
 
-def canon(d: Mapping) -> dict:
-    """A dict param with sorted keys, so reordering config.yaml reruns nothing."""
-    return {k: canon(v) if isinstance(v, Mapping) else v for k, v in sorted(d.items())}
-
-
-class Design:
-    """What a run makes, decided from its (effective, validated) config alone."""
+class Design(CorePlanner):
+    """What a run makes, decided from its (effective, validated) config alone; the evaluation
+    core's planner of the paper's workflow (:class:`probunlearn.core.planner.CorePlanner`)."""
 
     def __init__(self, config: Mapping, res: str = "resources"):
         self.config = config
@@ -77,6 +75,8 @@ class Design:
         self.ul = config["unlearning"]
         self.t1 = self.ul["table1"]
         self.paths = Paths(f"results/{config['run']}", res, frozenset(self.hub_models))
+        self._models: dict[str, ModelInfo] = {}
+        self._sets: dict[str, SetInfo] = {}
 
     # ---- the benchmarks' own experiments (MUSE-News's) ------------------------------------------
     @cached_property
@@ -102,6 +102,12 @@ class Design:
         """The experiment ``attacks`` (:mod:`probunlearn.dag.attacks`), or None when it is off."""
         return AttackDesign(self) if "attacks" in self.experiments else None
 
+    @property
+    def membership(self) -> Any:
+        """The experiment ``membership`` (:class:`probunlearn.dag.membership.MembershipDesign`),
+        or None when it is off."""
+        return self.extensions.get("membership")
+
     def _plain_set(self, evalset: str) -> str:
         """The eval set a name is made from (a prompt family's eval set; else itself)."""
         return plain_evalset(evalset)
@@ -119,26 +125,59 @@ class Design:
         """Author sets (TOFU-like): greedy evaluation, log-probabilities, forget quality, unlearning."""
         return "full" in self.data_sets
 
-    @cached_property
-    def greedy_sets(self) -> list[str]:
-        """Sets answered greedily: the config's, plus the utility sets model utility needs."""
-        asked = self.config["greedy_eval"]["evalsets"]
-        sets = asked + [s for s in UTILITY_SETS if s not in asked]
-        return [s for s in sets if s in self.data_sets]
-
-    @cached_property
-    def logprob_sets(self) -> list[str]:
-        """Sets with per-token log-probabilities (the holdout set only for DCUE)."""
-        return [
-            s
-            for s in LOGPROB_ORDER
-            if s in self.data_sets and (s != "holdout" or "dcue" in self.experiments)
+    def run_settings(self) -> RunSettings:
+        """The run's settings for the evaluation core's jobs: the config's device, threads, seed,
+        sampling block and settings, bounds, greedy and TOFU evaluation, DCUE's core spans. The
+        sampling params always held ``adaptive_threshold`` and ``pack_prompts``, the score params
+        ``sequential``, DCUE's its core-span settings: they stay (``keep``)."""
+        cfg, s = self.config, self.config["sampling"]
+        asked = cfg["greedy_eval"]["evalsets"]
+        greedy = asked + [u for u in UTILITY_SETS if u not in asked]
+        logprobs = [
+            e
+            for e in LOGPROB_ORDER
+            if e in self.data_sets and (e != "holdout" or "dcue" in self.experiments)
         ]
-
-    @cached_property
-    def tofu_gen_sets(self) -> list[str]:
-        """TOFU's eval sets with its own greedy answers (its ROUGE): forget splits and utility sets."""
-        return [s for s in self.logprob_sets if s != "holdout"]
+        settings = {
+            name: Setting(
+                n=chosen["n"],
+                temperature=chosen["temperature"],
+                adaptive_threshold=s["adaptive_threshold"] if chosen["adaptive"] else None,
+                sequential=chosen.get("sequential"),
+            )
+            for name, chosen in s["settings"].items()
+        }
+        dc = cfg["dcue"]
+        return RunSettings(
+            threads=cfg["threads"]["eval"],
+            dtype=cfg["dtype"],
+            device=cfg["device"],
+            seed=cfg["seed"],
+            top_p=s["top_p"],
+            chunk_size=s["chunk_size"],
+            batch_size=s["batch_size"],
+            settings=settings,
+            bounds=cfg["bounds"],
+            greedy_sets=[e for e in greedy if e in self.data_sets],
+            logprob_sets=logprobs,
+            tofu_gen_sets=[e for e in logprobs if e != "holdout"],
+            tofu=self.tofu_params(),
+            greedy_max_new_tokens=cfg["greedy_eval"]["max_new_tokens"],
+            greedy_batch_size=cfg["greedy_eval"]["batch_size"],
+            max_questions=cfg["tofu_eval"]["ds_size"],
+            pack_prompts=s["pack_prompts"],
+            random_numbers=s.get("random_numbers", "common"),
+            dcue={
+                "core_model": dc["core_model"],
+                "core_model_revision": dc["core_model_revision"],
+                "core_prompts": {k: dc[k] for k in ("reformulation_prompt", "core_prompt")},
+            },
+            keep={
+                "sampling": frozenset({"adaptive_threshold", "pack_prompts"}),
+                "score": frozenset({"sequential"}),
+                "dcue": frozenset({"core_model", "core_model_revision", "core_prompts"}),
+            },
+        )
 
     @cached_property
     def dataset_files(self) -> dict[str, dict[str, str]]:
@@ -172,10 +211,6 @@ class Design:
         from probunlearn.data.synthetic import evalset_size
 
         return evalset_size(evalset, self.config["world"])
-
-    def shards(self, evalset: str) -> range:
-        """Shard indices of an eval set (``sampling.chunk_size`` prompts each)."""
-        return range(-(-self.evalset_rows(evalset) // self.config["sampling"]["chunk_size"]))
 
     # ---- models -------------------------------------------------------------------------------
     def base_models(self) -> list[str]:
@@ -428,162 +463,67 @@ class Design:
                 return b
         return None
 
-    def max_new_tokens(self, evalset: str) -> int:
-        """Answer length: the benchmark's own for its sets (MUSE: 32 knowmem, 128 verbmem), else
-        longer for the request sets."""
-        evalset = self._plain_set(evalset)
-        bench = self._own_benchmark(evalset)
-        own = None if bench is None else bench.max_new_tokens(evalset)
-        if own is not None:
-            return int(own)
-        s = self.config["sampling"]
-        return s["max_new_tokens_requests"] if evalset in REQUEST_SETS else s["max_new_tokens"]
-
-    def stops(self, evalset: str) -> list[str]:
-        """Strings an answer is cut at (the benchmark's own: MUSE's knowmem), else none."""
-        bench = self._own_benchmark(evalset)
-        return [] if bench is None else bench.stops(self._plain_set(evalset))
-
-    def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
-        """Every value that changes a shard's samples, as one dict (Snakemake compares a rule's
-        params as a set of values, so two scalar params that swap or share a value would look
-        unchanged)."""
-        cfg, s = self.config, self.config["sampling"]
-        chosen = self.sampling_setting(setting)
-        seq = self.sequential_params(setting)
-        stops = self.stops(evalset)
-        # only when not the default: the default's params (and so its samples) stay as they were
-        rn = s.get("random_numbers", "common")
-        return canon(
-            ({} if seq is None else {"sequential": canon(seq)})
-            | ({"stops": stops} if stops else {})
-            | ({"random_numbers": rn} if rn != "common" else {})
-            | {
-                "n": chosen["n"],
-                "temperature": chosen["temperature"],
-                "adaptive_threshold": s["adaptive_threshold"] if chosen["adaptive"] else None,
-                "top_p": s["top_p"],
-                "max_new_tokens": self.max_new_tokens(evalset),
-                "chunk_size": s["chunk_size"],
-                "pack_prompts": s["pack_prompts"],
-                "batch_size": s["batch_size"],
-                "base_seed": cfg["seed"],
-                "template": self.sampled_template(model, evalset),
-                "dtype": cfg["dtype"],
-                "device": cfg["device"],
-                "threads": cfg["threads"]["eval"],
-            }
-        )
-
-    def sampled_template(self, model: str, evalset: str) -> str:
-        """The template a model's prompts of an eval set are sampled with: the model's, or a prompt
-        family's own."""
-        if self.attacks is not None and self.attacks.is_family(evalset):
-            return self.attacks.family_template(evalset)
-        return self.template_of(model)
-
-    def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
-        """Every shard of a (model, eval set, setting)."""
-        return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
-
-    # ---- the evaluation core (probunlearn.core) -------------------------------------------------
-    @property
-    def threads(self) -> int | None:
-        """Threads of a sampling or evaluation job."""
-        return self.config["threads"]["eval"]
-
+    # ---- the evaluation core (probunlearn.core.planner) -----------------------------------------
     def model_pattern(self, rule: str) -> str:
         """The model wildcard of a core rule: unlearned models for DCUE, any name otherwise."""
         return unlearned_pattern() if rule == "dcue" else "[A-Za-z0-9_.-]+"
 
-    def model_inputs(self, model: str) -> dict[str, str]:
-        """The model's directory, made by the run (or fetched)."""
-        return {"model": self.paths.model(model)}
+    def model_info(self, model: str) -> ModelInfo:
+        """A model of the run: its directory (made by the run, or fetched), its template and
+        recipe; its forget quality on its forget split (Table 1's for a base model) against the
+        split's reference; DCUE against the target on its split (a corpus: its question set)."""
+        if model not in self._models:
+            p = self.paths
+            method, split = self.recipe(model)
+            forget = self.tofu_forget_split(model)
+            try:
+                unlearned = parse_unlearned(model)["split"]
+            except ValueError:
+                unlearned = ""
+            corpus = corpora().get(unlearned)
+            reference = self.forget_reference(forget) if forget else {}
+            if "reference_log" in reference:  # its questions are checked against the split's
+                reference["forget_rows"] = p.data(forget)
+            self._models[model] = ModelInfo(
+                load={"model_path": p.model(model)},
+                inputs={"model": p.model(model)},
+                template=self.template_of(model),
+                method=method,
+                split=split,
+                metric_split=split,
+                logprobs_as=model,
+                forget=forget,
+                reference=reference,
+                utility=True,
+                dcue_forget=unlearned if corpus is None else corpus.dcue_forget,
+                original="target",
+            )
+        return self._models[model]
 
-    def load_params(self, model: str) -> dict[str, str]:
-        """Where a job loads the model from (the directory it takes as input)."""
-        return {"model_path": self.paths.model(model)}
-
-    def score_params(self, model: str, evalset: str, setting: str) -> dict:
-        """The score job's settings: the model's recipe, the judge of requests, the bounds, and
-        the sequential block of a sequential setting."""
-        method, split = self.recipe(model)
-        bench = self._own_benchmark(evalset)
-        scorers = None if bench is None else bench.scorers(self._plain_set(evalset))
-        return canon(
-            ({"scorers": scorers} if scorers is not None else {})
-            | {
-                "method": method,
-                "split": split,
-                "sequential": self.sequential_params(setting),
-                "judge": self.harm_judge(evalset),
-                "harm_threshold": self.harm_threshold(evalset),
-                **self.config["bounds"],
-            }
-        )
-
-    def evaluate_params(self, model: str) -> dict:
-        """Rule evaluate's settings: the recipe, the greedy and TOFU sets, TOFU's encoding
-        (config tofu_eval), the model's template and the run's lengths, dtype and device."""
-        method, split = self.recipe(model)
-        return canon(
-            {
-                "method": method,
-                "split": split,
-                "greedy_sets": self.greedy_sets,
-                "tofu_sets": self.tofu_gen_sets,
-                "tofu": self.tofu_params(),
-                "template": self.template_of(model),
-                "max_new_tokens": self.config["greedy_eval"]["max_new_tokens"],
-                "batch_size": self.config["greedy_eval"]["batch_size"],
-                "dtype": self.config["dtype"],
-                "device": self.config["device"],
-                "threads": self.config["threads"]["eval"],
-            }
-        )
-
-    def tofu_metrics_params(self, model: str) -> dict:
-        """Rule tofu_metrics' settings: the recipe, the forget split, TOFU's question count."""
-        method, split = self.recipe(model)
-        return {
-            "method": method,
-            "split": split,
-            "forget_evalset": self.tofu_forget_split(model) or None,
-            "max_questions": self.config["tofu_eval"]["ds_size"],
-        }
-
-    def dcue_params(self, model: str) -> dict:
-        """Rule dcue's settings: the recipe and how core spans are found."""
-        method, split = self.recipe(model)
-        dc = self.config["dcue"]
-        return canon(
-            {
-                "method": method,
-                "split": split,
-                "core_model": dc["core_model"],
-                "core_model_revision": dc["core_model_revision"],
-                "core_prompts": {k: dc[k] for k in ("reformulation_prompt", "core_prompt")},
-            }
-        )
-
-    # ---- judges -------------------------------------------------------------------------------
-    def harm_judge(self, evalset: str) -> dict | None:
-        """The model judge of a request set (None for other sets and for the CPU judges)."""
-        judge = self.config["judge"]
-        if self._plain_set(evalset) not in REQUEST_SETS or judge["harm"] != "harmbench":
-            return None
-        return {"harm": judge["harm"], "batch_size": judge["batch_size"]}
-
-    def harm_threshold(self, evalset: str) -> float | None:
-        """Decision threshold of the harm judge's probability for a request set (None for others)."""
-        in_requests = self._plain_set(evalset) in REQUEST_SETS
-        return self.config["judge"]["threshold"] if in_requests else None
-
-    def judge_input(self, evalset: str) -> dict[str, str]:
-        """{"judge": its model directory} where a request set is judged by a model."""
-        if self.harm_judge(evalset) is not None:
-            return {"judge": self.paths.model(self.config["judge"]["model"])}
-        return {}
+    def set_info(self, evalset: str) -> SetInfo:
+        """An eval set or prompt family of the run: its rows (from the config alone), the answer
+        length and stop strings of its benchmark (else longer answers for the request sets), the
+        scorers its benchmark names, the harm judge of the request sets, a family's template."""
+        if evalset not in self._sets:
+            plain, bench = self._plain_set(evalset), self._own_benchmark(evalset)
+            own = None if bench is None else bench.max_new_tokens(plain)
+            s = self.config["sampling"]
+            requests = plain in REQUEST_SETS
+            default = s["max_new_tokens_requests"] if requests else s["max_new_tokens"]
+            judge = self.config["judge"]
+            harm = requests and judge["harm"] == "harmbench"
+            family = self.attacks is not None and self.attacks.is_family(evalset)
+            self._sets[evalset] = SetInfo(
+                rows=self.evalset_rows(evalset),
+                max_new_tokens=int(own) if own is not None else default,
+                stops=[] if bench is None else bench.stops(plain),
+                scorers=None if bench is None else bench.scorers(plain),
+                judge={"harm": judge["harm"], "batch_size": judge["batch_size"]} if harm else None,
+                harm_threshold=judge["threshold"] if requests else None,
+                judge_input={"judge": self.paths.model(judge["model"])} if harm else {},
+                template=self.attacks.family_template(evalset) if family else None,
+            )
+        return self._sets[evalset]
 
     # ---- TOFU's metrics -----------------------------------------------------------------------
     def tofu_forget_split(self, model: str) -> str:
@@ -607,32 +547,6 @@ class Design:
         if family:
             return {"reference_log": self.paths.tofu_log(family, split)}
         return {"reference": self.paths.logprobs(f"reference_{split}", split)}
-
-    def tofu_inputs(self, model: str) -> dict[str, str]:
-        """The inputs of a model's forget quality and model utility."""
-        p, split = self.paths, self.tofu_forget_split(model)
-        inputs = {s: p.logprobs(model, s) for s in UTILITY_SETS}
-        inputs["greedy"] = p.metrics(model, "greedy")
-        if split:
-            inputs["forget"] = p.logprobs(model, split)
-            inputs.update(self.forget_reference(split))
-            if "reference_log" in inputs:  # its questions are checked against the split's
-                inputs["forget_rows"] = p.data(split)
-        return inputs
-
-    def dcue_inputs(self, model: str) -> dict[str, str]:
-        """Log-probabilities of the target and the model on the forget split and the holdout set."""
-        p, split = self.paths, parse_unlearned(model)["split"]
-        corpus = corpora().get(split)  # a corpus: its question set (MUSE: the knowmem forget QA)
-        fset = split if corpus is None else corpus.dcue_forget
-        return {
-            "orig_forget": p.logprobs("target", fset),
-            "unl_forget": p.logprobs(model, fset),
-            "orig_val": p.logprobs("target", "holdout"),
-            "unl_val": p.logprobs(model, "holdout"),
-            "forget_rows": p.data(fset),
-            "val_rows": p.data("holdout"),
-        }
 
     def postfinetune_inputs(self, model: str) -> dict[str, str | list[str]]:
         """The model, its forget and holdout rows, the target's log-probabilities on them, the
@@ -680,7 +594,7 @@ class Design:
             "sample_shard": sum(len(self.shards(e)) for _, e, _ in runs),
             "score": len(runs),
             "unlearn": len([m for m in self.unlearned_models() if m not in self.hub_models]),
-            "evaluate": len(evaluated),
+            "greedy_logprobs": len(evaluated),
             "tofu_metrics": len(evaluated),
             "dcue": len(self.dcue_models()),
             "postfinetune": len(self.postfinetune_models()),
@@ -826,14 +740,6 @@ class Design:
         paths = list(sc.get("table1", {}).values())
         paths += [r[-1] for k in ("fig4a", "fig4b") for r in sc.get(k, [])]
         return sorted(set(paths))
-
-    def attack_cases(self) -> list[dict]:
-        """The attack table's cases (rule attacks_table; [] when the experiment is off)."""
-        return [] if self.attacks is None else self.attacks.table_cases(self._paper_runs())
-
-    def attack_table_inputs(self) -> list[str]:
-        """Every file the attack table reads."""
-        return [] if self.attacks is None else self.attacks.table_inputs(self._paper_runs())
 
     def claims_targets(self) -> list[str]:
         """claims.csv where the run makes a table a claim reads."""

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from probunlearn.core.specs import canon
 from probunlearn.data.evalsets import FORGET_SPLITS, RETAIN_OF
 
 EXPERIMENT = "membership"
@@ -16,11 +17,6 @@ FINE_TUNED = {"full", *FORGET_SPLITS, *RETAIN_OF.values(), "retain"}
 """The author sets (the world's, TOFU's) whose rows the target was fine-tuned on: members all."""
 ENCODING = ("question_start_tag", "question_end_tag", "answer_tag", "max_length")
 """The keys of config ``tofu_eval`` that decide the scored tokens (the statistics see TOFU's)."""
-
-
-def _sorted(d: Mapping) -> dict:
-    """A dict param with sorted keys (as :func:`probunlearn.dag.canon`)."""
-    return {k: _sorted(v) if isinstance(v, Mapping) else v for k, v in sorted(d.items())}
 
 
 def _contains_forget(holdout: str, forget: str) -> bool:
@@ -33,33 +29,130 @@ def _contains_forget(holdout: str, forget: str) -> bool:
     return False
 
 
-class MembershipDesign:
-    """The membership-inference experiment of one run (``design``: its Design)."""
+class MembershipPlan:
+    """The membership inference of one run, shared by both workflows: each model's job (its
+    inputs, params and file), the table's parts and params. ``core``: the run's evaluation-core
+    planner. A workflow's subclass sets the sets, the reference (retrained) model, k, alpha, the
+    scored tokens' encoding and the job's batch size, dtype, device and threads, and says which
+    models and statistics."""
 
-    def __init__(self, design: Any) -> None:
-        self.design = design
-        self.section = design.config[EXPERIMENT]
+    forget: str
+    holdout: str
+    reference: str | None
+    k: float
+    alpha: float
+    encoding: Mapping[str, Any]
+    batch_size: int
+    dtype: str
+    device: str
+    threads: int | None
+    sorted_params: bool = True
+    """Whether the job's params are written with sorted keys (the paper's workflow) or in the
+    order below (evaluate's, as its results were made)."""
+    on: bool = True
 
-    # ---- the sets and models --------------------------------------------------------------------
-    @property
-    def forget(self) -> str:
-        """The eval set of the members."""
-        return self.section["forget"]
+    def __init__(self, core: Any) -> None:
+        self.core = core
 
-    @property
-    def holdout(self) -> str:
-        """The eval set of the non-members."""
-        return self.section["holdout"]
+    # ---- what a workflow says ------------------------------------------------------------------
+    def models(self) -> list[str]:
+        """Every model scored, in the table's order."""
+        raise NotImplementedError
 
-    @property
-    def reference(self) -> str | None:
-        """The retrained model (PrivLeak's baseline, the Reference statistic's model), or None."""
-        return self.section["reference"]
+    def statistic_names(self) -> list[str]:
+        """The statistics asked for."""
+        raise NotImplementedError
 
     def holdout_rows(self) -> int | None:
-        """How many leading rows of the holdout set are taken: the forget set's size where the
-        holdout set is larger (TOFU's holdout01 / holdout05 are the first rows of holdout10, the
-        holdout set of a run with forget10), else None (all)."""
+        """How many leading rows of the holdout set are taken (None: all)."""
+        return None
+
+    # ---- shared ---------------------------------------------------------------------------------
+    def statistics(self, model: str | None = None) -> list[str]:
+        """The statistics (of ``model``: without those that compare the reference model with
+        itself, the Reference statistic being 0 there)."""
+        from probunlearn.metrics.membership import statistics_of
+
+        names = self.statistic_names()
+        return names if model is None else statistics_of(names, model, self.reference)
+
+    def needs_reference(self, model: str) -> bool:
+        """Whether a model's job reads the reference model's statistics."""
+        from probunlearn.metrics.membership import uses_reference
+
+        return any(uses_reference(s) for s in self.statistics(model))
+
+    def path(self, model: str) -> str:
+        """A model's per-example statistics (and scored-token log-probabilities)."""
+        return f"{self.core.paths.root}{EXPERIMENT}/{model}.parquet"
+
+    def pattern(self) -> str:
+        """Rule membership's wildcard: exactly the models scored."""
+        import re
+
+        return "|".join(re.escape(m) for m in self.models()) or "-"
+
+    def inputs(self, model: str) -> dict[str, str]:
+        """Rule membership: the model (where the run makes it), the two sets, and the reference
+        model's statistics where a statistic compares with it."""
+        p = self.core.paths
+        out = {
+            **self.core.model_inputs(model),
+            "forget": p.data(self.forget),
+            "holdout": p.data(self.holdout),
+        }
+        if self.reference is not None and self.needs_reference(model):
+            out["reference"] = self.path(self.reference)
+        return out
+
+    def params(self, model: str) -> dict[str, Any]:
+        """Rule membership's settings: what changes a model's statistics."""
+        out = {
+            "forget_set": self.forget,
+            "holdout_set": self.holdout,
+            "holdout_rows": self.holdout_rows(),
+            "statistics": self.statistics(model),
+            "k": self.k,
+            "encoding": dict(self.encoding),
+            "batch_size": self.batch_size,
+            "dtype": self.dtype,
+            "device": self.device,
+            "threads": self.threads,
+        }
+        return canon(out) if self.sorted_params else out
+
+    def parts(self) -> dict[str, str]:
+        """Model -> its statistics file, in the table's order (rule membership_table)."""
+        return {m: self.path(m) for m in self.models()}
+
+    def table_params(self) -> dict[str, Any]:
+        """Rule membership_table's settings: the retrained model, alpha and k."""
+        return {"retrained": self.reference, "alpha": self.alpha, "k": self.k}
+
+
+class MembershipDesign(MembershipPlan):
+    """The membership-inference experiment of one paper run (``design``: its Design)."""
+
+    def __init__(self, design: Any) -> None:
+        super().__init__(design)
+        self.design = design
+        self.section = section = design.config[EXPERIMENT]
+        cfg = design.config
+        self.forget, self.holdout = section["forget"], section["holdout"]
+        self.reference = section["reference"]
+        self.k, self.alpha = section["k"], section["alpha"]
+        self.encoding = {k: cfg["tofu_eval"][k] for k in ENCODING}
+        self.batch_size = cfg["greedy_eval"]["batch_size"]
+        self.dtype, self.device = cfg["dtype"], cfg["device"]
+        self.threads = cfg["threads"]["eval"]
+
+    def statistic_names(self) -> list[str]:
+        """The config's ``membership.statistics``."""
+        return list(self.section["statistics"])
+
+    def holdout_rows(self) -> int | None:
+        """The forget set's size where the holdout set is larger (TOFU's holdout01 / holdout05 are
+        the first rows of holdout10, the holdout set of a run with forget10), else None (all)."""
         d = self.design
         n_forget, n_holdout = d.evalset_rows(self.forget), d.evalset_rows(self.holdout)
         return n_forget if n_holdout > n_forget else None
@@ -88,63 +181,6 @@ class MembershipDesign:
             names.append(self.reference)
         names += list(self.unlearned_models().values())
         return list(dict.fromkeys(names))
-
-    def statistics(self, model: str) -> list[str]:
-        """The statistics of a model: the config's, except those that compare a model with the
-        reference model for the reference model itself (the Reference statistic is 0 there)."""
-        from probunlearn.metrics.membership import statistics_of
-
-        return statistics_of(self.section["statistics"], model, self.reference)
-
-    def needs_reference(self, model: str) -> bool:
-        """Whether a model's job reads the reference model's log-probabilities."""
-        from probunlearn.metrics.membership import uses_reference
-
-        return any(uses_reference(s) for s in self.statistics(model))
-
-    # ---- paths, inputs, params -------------------------------------------------------------------
-    def path(self, model: str) -> str:
-        """A model's per-example statistics (and scored-token log-probabilities)."""
-        return f"{self.design.paths.root}{EXPERIMENT}/{model}.parquet"
-
-    def inputs(self, model: str) -> dict[str, str]:
-        """Rule membership: the model, the two sets, and the reference model's statistics (its
-        log-probabilities) where a statistic compares with it."""
-        d, p = self.design, self.design.paths
-        out = {
-            **d.model_inputs(model),
-            "forget": p.data(self.forget),
-            "holdout": p.data(self.holdout),
-        }
-        if self.reference is not None and self.needs_reference(model):
-            out["reference"] = self.path(self.reference)
-        return out
-
-    def params(self, model: str) -> dict[str, Any]:
-        """Rule membership's settings: what changes a model's statistics."""
-        cfg = self.design.config
-        return _sorted(
-            {
-                "forget_set": self.forget,
-                "holdout_set": self.holdout,
-                "holdout_rows": self.holdout_rows(),
-                "statistics": self.statistics(model),
-                "k": self.section["k"],
-                "encoding": {k: cfg["tofu_eval"][k] for k in ENCODING},
-                "batch_size": cfg["greedy_eval"]["batch_size"],
-                "dtype": cfg["dtype"],
-                "device": cfg["device"],
-                "threads": cfg["threads"]["eval"],
-            }
-        )
-
-    def parts(self) -> dict[str, str]:
-        """Model -> its statistics file, in the table's order (rule membership_table)."""
-        return {m: self.path(m) for m in self.models()}
-
-    def table_params(self) -> dict[str, Any]:
-        """Rule membership_table's settings: the retrained model, alpha and k."""
-        return {"retrained": self.reference, "alpha": self.section["alpha"], "k": self.section["k"]}
 
     # ---- a DAG part as a benchmark's experiment is (probunlearn.dag.Design.extensions) ----------
     def unlearned(self) -> dict[str, str]:

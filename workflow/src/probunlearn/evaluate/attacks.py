@@ -15,12 +15,10 @@ set (where it has answers), TOFU's retain set and the holdout set where the data
 
 from __future__ import annotations
 
-import re
-from functools import cached_property
 from typing import Any
 
 from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
-from probunlearn.dag.attacks import attacked_name, family_name, template_tag
+from probunlearn.dag.attacks import AttackPlan, Case, attacked_name
 from probunlearn.evaluate.environment import AUTO, CHAT, DEFAULT_TEMPLATE
 
 DEFAULT_LEAK_THRESHOLD = 0.5
@@ -41,17 +39,15 @@ def parse_specs(texts: list[str]) -> list[Spec]:
     return list(out.values())
 
 
-def _alternatives(names) -> str:
-    """A wildcard constraint matching exactly ``names`` (``-`` where there is none)."""
-    return "|".join(re.escape(n) for n in names) or "-"
-
-
-class EvaluateAttacks:
-    """The attacks of an evaluation (``plan``: its :class:`probunlearn.evaluate.plan.Plan`)."""
+class EvaluateAttacks(AttackPlan):
+    """The attacks of an evaluation (``plan``: its :class:`probunlearn.evaluate.plan.Plan`): every
+    evaluated model with every ``--attack``, on the sampled set."""
 
     def __init__(self, plan: Any, specs: list[str]) -> None:
+        super().__init__(plan, parse_specs(list(specs)))
         self.plan = plan
-        self.specs = parse_specs(list(specs))
+        self.threads = plan.ev.get("threads")
+        self.device = plan.ev.get("device", "auto")
 
     # ---- what each model is ----------------------------------------------------------------
     def template_of(self, model: str) -> str:
@@ -89,7 +85,7 @@ class EvaluateAttacks:
             holdout=qa and "holdout" in plan.sets,
         )
 
-    def data_of(self, data: str) -> str:
+    def data_of(self, model: str, data: str) -> str:
         """The set an attack reads as ``data`` (forget, retain, holdout)."""
         return self.plan.sampled_set if data == "forget" else data
 
@@ -97,6 +93,31 @@ class EvaluateAttacks:
     def models(self) -> list[str]:
         """The models attacked: this call's evaluated ones."""
         return self.plan.names("evaluated")
+
+    def targets(self) -> dict[str, str]:
+        """Every evaluated model, under its own name."""
+        return {m: m for m in self.models}
+
+    def evalsets(self) -> list[str]:
+        """The sampled set."""
+        return [self.plan.sampled_set]
+
+    def untagged_template(self) -> str:
+        """The first evaluated model's template."""
+        return self.template_of(self.models[0])
+
+    def checkpoint_params(self, model: str) -> dict:
+        """Where and how the model loads (a user's checkpoint: its path, revision, base and
+        identity), the template only where it is a text (``auto`` and ``chat`` resolve in the job)."""
+        t = self.target(model)
+        load = self.plan.load_params(model)
+        return {
+            "template": t.template if t.template not in (AUTO, CHAT) else None,
+            "model_dir": load["model_path"],
+            "revision": load["revision"],
+            "base": load["base"],
+            "identity": load["identity"],
+        }
 
     def check(self) -> None:
         """Every (model, attack) before any job: a ValueError naming both where the model cannot
@@ -114,7 +135,7 @@ class EvaluateAttacks:
                 except ValueError as e:
                     raise ValueError(f"{where}: {e}") from None
                 if spec.kind == "relearn":
-                    source = plan.sets[self.data_of(spec.settings["source"])]
+                    source = plan.sets[self.data_of(model, spec.settings["source"])]
                     k, rows = spec.settings["examples"], plan.sets[plan.sampled_set].height
                     if k > source.height or (spec.settings["source"] == "forget" and k >= rows):
                         raise ValueError(
@@ -139,148 +160,29 @@ class EvaluateAttacks:
                 out += check_attack(spec, self.target(model))
         return out
 
-    @staticmethod
-    def transforms(spec: Spec) -> str:
-        """``model`` or ``prompts``."""
-        return ATTACKS.get(spec.kind).transforms
-
-    # ---- attacked models and families ---------------------------------------------------------
-    @cached_property
-    def attacked_models(self) -> dict[str, tuple[str, Spec]]:
-        """Attacked model -> (model, spec), for the model attacks."""
-        return {
-            attacked_name(m, s): (m, s)
-            for m in self.models
-            for s in self.specs
-            if self.transforms(s) == "model"
-        }
-
-    def _tag(self, model: str) -> str | None:
-        first = self.template_of(self.models[0])
-        template = self.template_of(model)
-        return None if template == first else template_tag(template)
-
-    def family_of(self, model: str, spec: Spec) -> str:
-        """The family a model is sampled on for a prompt attack."""
-        return family_name(self.plan.sampled_set, spec, self._tag(model))
-
-    @cached_property
-    def families(self) -> dict[str, tuple[Spec, str]]:
-        """Prompt family -> (spec, the template of the models it is for)."""
-        return {
-            self.family_of(m, s): (s, self.template_of(m))
-            for m in self.models
-            for s in self.specs
-            if self.transforms(s) == "prompts"
-        }
-
-    def attacked_pattern(self) -> str:
-        """Rule attack's wildcard: exactly the attacked models."""
-        return _alternatives(self.attacked_models)
-
-    def family_pattern(self) -> str:
-        """Rule attack_prompts' wildcard: exactly the families."""
-        return _alternatives(self.families)
-
-    def family_rows(self, family: str) -> int:
-        """Rows of a family: the sampled set's rows times its members."""
-        spec, _ = self.families[family]
-        members = ATTACKS.get(spec.kind).members(spec.settings)
-        return self.plan.sets[self.plan.sampled_set].height * len(members)
-
-    def family_template(self, family: str) -> str:
-        """The template a family is sampled with."""
-        spec, template = self.families[family]
-        target = Target(name=family, template=template, chat_template=template == CHAT)
-        return ATTACKS.get(spec.kind).family_template(spec.settings, target)
-
-    # ---- rules' inputs and params ---------------------------------------------------------------
-    def attack_inputs(self, name: str) -> dict[str, str]:
-        """Rule attack: the data sets the attack reads (the model is a checkpoint: its identity is
-        in :meth:`attack_params`)."""
-        _, spec = self.attacked_models[name]
-        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
-        return {d: self.plan.paths.data(self.data_of(d)) for d in needs}
-
-    def attack_params(self, name: str) -> dict:
-        """Rule attack: the spec, the model (where and how it is loaded, its identity) and the
-        job's threads and device."""
-        model, spec = self.attacked_models[name]
-        t = self.target(model)
-        load = self.plan.load_params(model)
-        template = t.template if t.template not in (AUTO, CHAT) else None
-        return {
-            "spec": spec.canonical,
-            "model_name": model,
-            "template": template,
-            "adapter": t.adapter,
-            "threads": self.plan.threads,
-            "device": self.plan.ev["device"],
-            "model_dir": load["model_path"],
-            "revision": load["revision"],
-            "base": load["base"],
-            "identity": load["identity"],
-        }
-
     def attacked_identity(self, name: str) -> str:
         """An attacked model's identity: its model's and the attack's."""
         model, spec = self.attacked_models[name]
         return f"{self.plan.identity(model)} attacked {spec.canonical}"
 
-    def prompts_inputs(self, family: str) -> dict[str, str]:
-        """Rule attack_prompts: the sampled set, and the retain rows where the attack reads them."""
-        spec, _ = self.families[family]
-        p = self.plan.paths
-        out = {"evalset": p.data(self.plan.sampled_set)}
-        if "retain" in ATTACKS.get(spec.kind).rows_needed(spec.settings):
-            out["retain"] = p.data("retain")
-        return out
-
-    def prompts_params(self, family: str) -> dict:
-        """Rule attack_prompts: the spec and the template of the models it is for."""
-        spec, template = self.families[family]
-        return {"spec": spec.canonical, "template": template}
-
     # ---- the table ------------------------------------------------------------------------------
     def table_cases(self) -> list[dict]:
         """The attack table's cases (rule attacks_table; :func:`probunlearn.report.attacks.attack_row`),
-        every evaluated model with every attack, in the order given."""
-        plan, p = self.plan, self.plan.paths
+        every evaluated model with every attack, in the order given: "before" is the model's own
+        samples of the sampled set, the reference the original's (``--original``)."""
+        plan = self.plan
         s, st = plan.sampled_set, plan.SETTING
-        ref = None if plan.original is None else p.scores(plan.original, s, st)
+        ref = None if plan.original is None else (plan.original, s, st)
         out = []
         for model in self.models:
             for spec in self.specs:
-                model_attack = self.transforms(spec) == "model"
-                attacked = attacked_name(model, spec) if model_attack else None
-                family = None if model_attack else self.family_of(model, spec)
-                after = p.scores(attacked, s, st) if model_attack else p.scores(model, family, st)
-                out.append(
-                    {
-                        "label": model,
-                        "model": model,
-                        "evalset": s,
-                        "attack": spec.canonical,
-                        "kind": spec.kind,
-                        "attacked_model": attacked,
-                        "attacked_evalset": family,
-                        "after": after,
-                        "before": p.scores(model, s, st),
-                        "reference": ref,
-                        "info": p.attack_info(attacked) if model_attack else None,
-                        "evalset_path": p.data(s),
-                        "retain_term": None,
-                    }
-                )
+                if self.transforms(spec) == "model":
+                    after = (attacked_name(model, spec), s, st)
+                else:
+                    after = (model, self.family_of(model, s, spec), st)
+                case = Case(model, model, s, spec, after, (model, s, st))
+                out.append(self.case_row(case, ref, None))
         return out
-
-    def table_inputs(self) -> list[str]:
-        """Every file the attack table reads."""
-        files = []
-        for c in self.table_cases():
-            files += [c["after"], c["before"], c["evalset_path"]]
-            files += [c[k] for k in ("reference", "info") if c[k] is not None]
-        return sorted(set(files))
 
     def table_settings(self) -> dict:
         """The attack table's settings: n, the leak threshold, the score, alpha, bins, rho."""

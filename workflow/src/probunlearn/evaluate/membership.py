@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from probunlearn.dag.membership import ENCODING, MembershipPlan
+
 AUTO, NONE = "auto", "none"
 K = 0.4
 """Min-K%'s k: MUSE's PrivLeak setting."""
-ENCODING = ("question_start_tag", "question_end_tag", "answer_tag", "max_length")
 
 
 def parse_statistics(text: str | None) -> list[str] | str:
@@ -44,12 +45,31 @@ def parse_statistics(text: str | None) -> list[str] | str:
     return names
 
 
-class EvaluateMembership:
-    """The membership inference of an evaluation (``plan``: its Plan)."""
+class EvaluateMembership(MembershipPlan):
+    """The membership inference of an evaluation (``plan``: its Plan): the sampled set against the
+    holdout set, every evaluated model, the original and the reference; TOFU's encoding of
+    ``--tofu-format``; the job's params in the order its results were made with."""
+
+    sorted_params = False
 
     def __init__(self, plan: Any, statistics: str | list[str]) -> None:
+        from probunlearn.metrics.tofu import tofu_tags
+
+        super().__init__(plan)
         self.plan = plan
         self.asked = statistics
+        ev = plan.ev
+        self.holdout, self.k = "holdout", K
+        tags = tofu_tags(ev.get("tofu_format", "phi"))
+        self.encoding = {k: tags[k] for k in ENCODING}
+        self.batch_size = int(ev["sampling"]["batch_size"])
+        self.dtype, self.device, self.threads = ev["dtype"], ev["device"], ev["threads"]
+        self.alpha = float(ev["bounds"]["alpha"])
+
+    @property
+    def forget(self) -> str:
+        """The sampled set."""
+        return self.plan.sampled_set
 
     @property
     def on(self) -> bool:
@@ -62,17 +82,17 @@ class EvaluateMembership:
         """The retrained model: PrivLeak's baseline and the Reference statistic's model."""
         return self.plan.reference
 
-    def statistics(self, model: str | None = None) -> list[str]:
-        """The statistics (of ``model``: without those that compare the reference with itself)."""
-        from probunlearn.metrics.membership import statistic_names, statistics_of, uses_reference
+    def statistic_names(self) -> list[str]:
+        """``auto``: every statistic that needs no reference model, and those that do where a
+        reference is given; else the names given."""
+        from probunlearn.metrics.membership import statistic_names, uses_reference
 
         if self.asked == AUTO:
             names = [s for s in statistic_names() if not uses_reference(s)]
             if self.reference is not None:
                 names += [s for s in statistic_names() if uses_reference(s)]
-        else:
-            names = list(self.asked)
-        return names if model is None else statistics_of(names, model, self.reference)
+            return names
+        return list(self.asked)
 
     def models(self) -> list[str]:
         """The models scored: the evaluated ones, the original, the reference model."""
@@ -129,62 +149,3 @@ class EvaluateMembership:
             f"membership inference: the holdout set has {n_h} examples, the forget set "
             f"{plan.sampled_set!r} {n_f}: the AUC intervals rest on the smaller one"
         ]
-
-    # ---- rules' inputs and params ---------------------------------------------------------------
-    def path(self, model: str) -> str:
-        """A model's per-example statistics (rule membership)."""
-        return f"membership/{model}.parquet"
-
-    TABLE = "membership.csv"
-    FIGURE = "figures/membership"
-
-    def needs_reference(self, model: str) -> bool:
-        from probunlearn.metrics.membership import uses_reference
-
-        return any(uses_reference(s) for s in self.statistics(model))
-
-    def inputs(self, model: str) -> dict[str, str]:
-        """Rule membership: the two sets and the reference model's statistics where a statistic
-        compares with it."""
-        p = self.plan.paths
-        out = {"forget": p.data(self.plan.sampled_set), "holdout": p.data("holdout")}
-        if self.reference is not None and self.needs_reference(model):
-            out["reference"] = self.path(self.reference)
-        return out
-
-    def params(self, model: str) -> dict[str, Any]:
-        """Rule membership's settings: what changes a model's statistics."""
-        from probunlearn.metrics.tofu import tofu_tags
-
-        plan, ev = self.plan, self.plan.ev
-        tags = tofu_tags(ev.get("tofu_format", "phi"))
-        return {
-            "forget_set": plan.sampled_set,
-            "holdout_set": "holdout",
-            "holdout_rows": None,
-            "statistics": self.statistics(model),
-            "k": K,
-            "encoding": {k: tags[k] for k in ENCODING},
-            "batch_size": int(ev["sampling"]["batch_size"]),
-            "dtype": ev["dtype"],
-            "device": ev["device"],
-            "threads": ev["threads"],
-        }
-
-    def pattern(self) -> str:
-        """Rule membership's wildcard: exactly the models scored."""
-        import re
-
-        return "|".join(re.escape(m) for m in self.models()) or "-"
-
-    def parts(self) -> dict[str, str]:
-        """Model -> its statistics file, in the table's order."""
-        return {m: self.path(m) for m in self.models()}
-
-    def table_params(self) -> dict[str, Any]:
-        """Rule membership_table: the retrained model, alpha (``--alpha``) and k."""
-        return {
-            "retrained": self.reference,
-            "alpha": float(self.plan.ev["bounds"]["alpha"]),
-            "k": K,
-        }

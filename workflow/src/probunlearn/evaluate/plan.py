@@ -40,7 +40,7 @@ from pathlib import Path
 import polars as pl
 
 from probunlearn.benchmarks import Benchmark, evaluate_choices
-from probunlearn.dag.design import canon
+from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
 from probunlearn.evaluate.userdata import (
@@ -247,8 +247,9 @@ def load_benchmark(choice: str, data_dir: str | None) -> dict[str, pl.DataFrame]
     return benchmark_of(choice).evaluate_sets(choice, benchmark_source(choice, data_dir))
 
 
-class Plan:
-    """What one evaluation makes, from its config (see the module docstring)."""
+class Plan(CorePlanner):
+    """What one evaluation makes, from its config (see the module docstring); the evaluation
+    core's planner of ``probunlearn evaluate`` (:class:`probunlearn.core.planner.CorePlanner`)."""
 
     def __init__(
         self, config: Mapping, *, fingerprint_cache: str | checkpoints.DigestCache | None = None
@@ -318,7 +319,7 @@ class Plan:
         """Strings an answer is cut at before scoring (the benchmark's: MUSE's knowmem)."""
         return [] if self.benchmark is None else self.benchmark.stops(self.sampled_set)
 
-    # ---- the evaluation core (probunlearn.core) -------------------------------------------------
+    # ---- the evaluation core (probunlearn.core.planner) -----------------------------------------
     SETTING = "sampled"
     """The one sampling setting of an evaluation (its name in paths and metric rows)."""
 
@@ -327,16 +328,39 @@ class Plan:
         """Every artifact's path, laid out as the paper's workflow lays out a run, in ``--out``."""
         return Paths(".", hub_models=frozenset())
 
-    @property
-    def threads(self) -> int | None:
-        """Threads of a job that runs a model."""
-        return self.ev["threads"]
+    def run_settings(self) -> RunSettings:
+        """The evaluation's settings for the core's jobs: the command line's sampling, bounds,
+        device and threads; TOFU's encoding of ``--tofu-format``; no greedy set of the paper's
+        (the samples hold every greedy answer). Its sampling params always held ``stops``, its
+        score params ``judge_model``: they stay (``keep``)."""
+        from probunlearn.metrics.tofu import TOFU_LIMITS, tofu_tags
+
+        ev, sp = self.ev, self.ev["sampling"]
+        return RunSettings(
+            threads=ev.get("threads"),
+            dtype=ev.get("dtype", "float32"),
+            device=ev.get("device", "auto"),
+            seed=sp["base_seed"],
+            top_p=sp["top_p"],
+            chunk_size=int(sp["chunk_size"]),
+            batch_size=sp["batch_size"],
+            settings={self.SETTING: Setting(n=sp["n"], temperature=sp["temperature"])},
+            bounds=ev["bounds"],
+            greedy_sets=[],
+            logprob_sets=self._logprob_sets(),
+            tofu_gen_sets=list(UTILITY_SETS) if self.tofu else [],
+            tofu=tofu_tags(ev.get("tofu_format", "phi")),
+            greedy_max_new_tokens=self.max_new_tokens,
+            greedy_batch_size=sp["batch_size"],
+            max_questions=TOFU_LIMITS["ds_size"],
+            keep={"sampling": frozenset({"stops"}), "score": frozenset({"judge_model"})},
+        )
 
     def model_pattern(self, rule: str) -> str:
         """The model wildcard of a core rule: the sampled models (the evaluated ones and the
         original) for sampling and scoring, the evaluated ones for their metrics, every checkpoint
-        once for teacher forcing (evaluate; :meth:`teacher_forced`)."""
-        if rule == "evaluate":  # one job per checkpoint, whatever its names and roles
+        once for teacher forcing (:meth:`teacher_forced`)."""
+        if rule == "greedy_logprobs":  # one job per checkpoint, whatever its names
             names = [n for n in self.models if self.teacher_forced(n) == n]
         elif rule in ("sample_shard", "score"):
             names = self.sampled_models() + list(self.attacked_models)
@@ -344,73 +368,58 @@ class Plan:
             names = self.names("evaluated")
         return "|".join(re.escape(n) for n in names) or "-"
 
-    def model_inputs(self, name: str) -> dict[str, str]:
-        """A model is a checkpoint given by path or hub id, not a file this run makes: its identity
-        (in :meth:`load_params`) reruns its jobs when it changes; an attacked model is the
-        directory rule attack makes."""
+    def model_info(self, name: str) -> ModelInfo:
+        """A user's checkpoint (given by path or hub id, not a file this run makes: its identity in
+        the load params reruns its jobs when it changes) or an attacked model (the directory rule
+        attack makes); the sampled set as its forget set, the reference and original given."""
+        s, tf = self.sampled_set, self.teacher_forced
         if name in self.attacked_models:
-            return {"model": self.paths.run_model(name)}
-        return {}
-
-    def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
-        """What changes a sample shard, besides the model (the rule's params)."""
-        template = self.template
-        if self.attacks is not None and evalset in self.attacks.families:
-            template = self.attacks.family_template(evalset)
-        return canon(
-            {
-                **self.ev["sampling"],
-                "template": template,
-                "max_new_tokens": self.max_new_tokens,
-                "stops": self.stops,
-                **{k: self.ev[k] for k in ("dtype", "device", "threads")},
-            }
+            path = self.paths.run_model(name)
+            load = {"model_path": path, "revision": None, "base": None,
+                    "identity": self.attacks.attacked_identity(name)}  # fmt: skip
+            inputs = {"model": path}
+        else:
+            m = self.models[name]
+            load = {"model_path": str(m["source"]), "revision": m.get("revision"),
+                    "base": self.base_of(name), "identity": self.identity(name)}  # fmt: skip
+            inputs = {}
+        reference = {}
+        if self.forget_quality:
+            reference = {"reference": self.paths.logprobs(tf(self.reference), s)}
+        return ModelInfo(
+            load=load,
+            inputs=inputs,
+            template=self.template,
+            metric_split=s,
+            logprobs_as=tf(name),
+            forget=s,
+            reference=reference,
+            utility=self.tofu,
+            dcue_forget=s,
+            original=tf(self.original) if self.original else "",
         )
 
-    def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
-        """Every shard of a model's samples."""
-        return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
-
-    def harm_judge(self, evalset: str) -> dict | None:
-        """The model judge of requests (HarmBench's classifier), else None (the refusal judge)."""
-        judge = self.judge_params()["judge"]
-        return judge if judge is not None and judge["harm"] == "harmbench" else None
-
-    def judge_input(self, evalset: str) -> dict[str, str]:
-        """No judge is an input file: the classifier's path and identity are params."""
-        return {}
-
-    def score_params(self, model: str, evalset: str, setting: str) -> dict:
-        """The score job's settings: the judge, the bounds, the benchmark's scorers where its spec
-        names them, no recipe (a user's model)."""
-        if self.attacks is not None and evalset in self.attacks.families:
-            evalset = self.sampled_set  # a prompt family is scored as its set
-        scorers = None if self.benchmark is None else self.benchmark.scorers(evalset)
-        return canon(
-            ({"scorers": scorers} if scorers is not None else {})
-            | {"method": "", "split": "", **self.judge_params(), **self.ev["bounds"]}
-        )
-
-    greedy_sets: list[str] = []
-    """The paper's greedy evaluation is not made here (the samples hold every greedy answer)."""
-
-    def evaluate_params(self, name: str) -> dict:
-        """The evaluate (teacher-forcing) job's settings: TOFU's encoding of ``tofu_format`` and
-        lengths, TOFU's own greedy answers on its utility sets where the data has them."""
-        from probunlearn.metrics.tofu import tofu_tags
-
-        return canon(
-            {
-                "method": "",
-                "split": "",
-                "greedy_sets": [],
-                "tofu_sets": self.tofu_gen_sets,
-                "tofu": tofu_tags(self.ev.get("tofu_format", "phi")),
-                "template": self.template,
-                "max_new_tokens": self.max_new_tokens,
-                "batch_size": self.ev["sampling"]["batch_size"],
-                **{k: self.ev[k] for k in ("dtype", "device", "threads")},
-            }
+    def set_info(self, evalset: str) -> SetInfo:
+        """The sampled set or a prompt family of it (scored as the set): its rows, the answer
+        length and stops of the command line or the benchmark, the benchmark's scorers, the harm
+        judge of requests (its classifier a checkpoint path with its identity)."""
+        family = self.attacks is not None and evalset in self.attacks.families
+        if family:
+            rows = self.attacks.family_rows(evalset)
+        else:
+            rows = self.sets[evalset if evalset in self.sets else self.sampled_set].height
+        scored = self.sampled_set if family else evalset
+        judge = self.judge_params()
+        return SetInfo(
+            rows=rows,
+            max_new_tokens=self.max_new_tokens,
+            stops=self.stops,
+            scorers=None if self.benchmark is None else self.benchmark.scorers(scored),
+            judge=judge["judge"],
+            harm_threshold=judge["harm_threshold"],
+            judge_model=judge["judge_model"],
+            judge_identity=judge.get("judge_identity"),
+            template=self.attacks.family_template(evalset) if family else None,
         )
 
     def tofu_settings(self) -> dict | None:
@@ -422,21 +431,6 @@ class Plan:
             return None
         fmt = self.ev.get("tofu_format", "phi")
         return {"format": fmt, **tofu_tags(fmt)}
-
-    def tofu_metrics_params(self, name: str) -> dict:
-        """TOFU's metrics of a model on the sampled set, over TOFU's first 300 questions."""
-        from probunlearn.metrics.tofu import TOFU_LIMITS
-
-        return {
-            "method": "",
-            "split": self.sampled_set,
-            "forget_evalset": self.sampled_set,
-            "max_questions": TOFU_LIMITS["ds_size"],
-        }
-
-    def dcue_params(self, name: str) -> dict:
-        """DCUE of a model against the original, on the sampled set against the holdout set."""
-        return {"method": "", "split": self.sampled_set}
 
     @property
     def sampled_set(self) -> str:
@@ -466,13 +460,6 @@ class Plan:
         if self.kind != "requests":
             return None
         return self.data.get("judge") or "refusal"
-
-    def shards(self, evalset: str | None = None) -> list[int]:
-        """Shard indices of the sampled set (or of a prompt family of it)."""
-        rows = self.sets[self.sampled_set].height
-        if self.attacks is not None and evalset in self.attacks.families:
-            rows = self.attacks.family_rows(evalset)
-        return list(range(math.ceil(rows / int(self.ev["sampling"]["chunk_size"]))))
 
     # ---- models -------------------------------------------------------------------------------
     def names(self, role: str) -> list[str]:
@@ -504,8 +491,7 @@ class Plan:
         """Whether DCUE can be computed (an original model and a holdout set)."""
         return self.original is not None and "holdout" in self.sets
 
-    @property
-    def logprob_sets(self) -> list[str]:
+    def _logprob_sets(self) -> list[str]:
         """Sets whose teacher-forced log-probabilities every non-sampled job needs."""
         out = []
         if self.forget_quality or self.dcue or self.tofu:
@@ -515,11 +501,6 @@ class Plan:
         if self.dcue:
             out.append("holdout")
         return out
-
-    @property
-    def tofu_gen_sets(self) -> list[str]:
-        """Sets answered with TOFU's own greedy decoding (its ROUGE, for model utility)."""
-        return list(UTILITY_SETS) if self.tofu else []
 
     def identity(self, name: str) -> str:
         """The model's identity: its content fingerprint or resolved commit (and its base's)."""
@@ -559,24 +540,6 @@ class Plan:
         if not checkpoints.is_adapter(m["source"]):
             return None
         return m.get("base") or checkpoints.adapter_base(m["source"])
-
-    def load_params(self, name: str) -> dict:
-        """Where and how to load a model (the sample and log-probability jobs' arguments); an
-        attacked model from the directory rule attack makes."""
-        if name in self.attacked_models:
-            return {
-                "model_path": self.paths.run_model(name),
-                "revision": None,
-                "base": None,
-                "identity": self.attacks.attacked_identity(name),
-            }
-        m = self.models[name]
-        return {
-            "model_path": str(m["source"]),
-            "revision": m.get("revision"),
-            "base": self.base_of(name),
-            "identity": self.identity(name),
-        }
 
     # ---- checks -------------------------------------------------------------------------------
     def check(self, *, device: bool = False) -> None:
@@ -860,15 +823,16 @@ class Plan:
         data and its identity, the sampling, scoring, teacher-forcing settings, and the reference
         and original they were compared with. Equal keys: an earlier call's results of a model are
         what this call would make of it."""
+        any_model, s = self.names("evaluated")[0], self.sampled_set  # the same for every model
         parts = {
             "data": self.data_identity(),
-            "set": self.sampled_set,
-            "sampling": self.sampling_params("", self.sampled_set, self.SETTING),
-            "score": self.score_params("", self.sampled_set, self.SETTING),
+            "set": s,
+            "sampling": self.sampling_params(any_model, s, self.SETTING),
+            "score": self.score_params(any_model, s, self.SETTING),
             "extra": [self.tofu, self.forget_quality, self.dcue],
             "reference": self.identity(self.reference) if self.forget_quality else None,
             "original": self.identity(self.original) if self.original else None,
-            "evaluate": self.evaluate_params("") if self.logprob_sets else None,
+            "evaluate": self.greedy_logprobs_params(any_model) if self.logprob_sets else None,
         }
         text = json.dumps(parts, sort_keys=True, default=str)
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -930,27 +894,3 @@ class Plan:
         if self.tofu:
             out.append(self.paths.metrics(self.teacher_forced(name), "greedy"))
         return out
-
-    def tofu_inputs(self, name: str) -> dict[str, str]:
-        """Inputs of a model's forget quality (with a reference) and model utility (TOFU)."""
-        p, s, tf = self.paths, self.sampled_set, self.teacher_forced
-        out = {"forget": p.logprobs(tf(name), s)}
-        if self.forget_quality:
-            out["reference"] = p.logprobs(tf(self.reference), s)
-        if self.tofu:
-            out.update({u: p.logprobs(tf(name), u) for u in UTILITY_SETS})
-            out["greedy"] = p.metrics(tf(name), "greedy")
-        return out
-
-    def dcue_inputs(self, name: str) -> dict[str, str]:
-        """Inputs of DCUE: the original's and the model's log-probabilities on both sets."""
-        p, s = self.paths, self.sampled_set
-        o, name = self.teacher_forced(self.original), self.teacher_forced(name)
-        return {
-            "orig_forget": p.logprobs(o, s),
-            "unl_forget": p.logprobs(name, s),
-            "orig_val": p.logprobs(o, "holdout"),
-            "unl_val": p.logprobs(name, "holdout"),
-            "forget_rows": p.data(s),
-            "val_rows": p.data("holdout"),
-        }

@@ -18,21 +18,29 @@ EVALUATED = PLAN.names("evaluated")
 SUMMARY = PLAN.summary_models()
 # the original too is sampled and scored: every evaluated model is compared with it
 ORIGINAL = [PLAN.original] if PLAN.original else []
-# --attack (probunlearn.evaluate.attacks) and membership inference with a holdout set
-# (probunlearn.evaluate.membership): None where the run has none
-ATTACKS = PLAN.attacks
-MEMBERSHIP = PLAN.membership if PLAN.membership.on else None
 OPENUNLEARNING = PLAN.openunlearning_files()
 
 
 def extra_tables():
-    """The attack and membership tables the summary shows (none where the run has neither)."""
+    """The attack and membership tables the summary shows (none where the run has neither):
+    --attack (probunlearn.evaluate.attacks) and membership inference with a holdout set
+    (probunlearn.evaluate.membership), made by the core's rules."""
     out = {}
-    if ATTACKS is not None:
-        out["attacks"] = "attacks.csv"
-    if MEMBERSHIP is not None:
-        out["membership"] = MEMBERSHIP.TABLE
+    if PLAN.attacks is not None:
+        out["attacks"] = report_table("attacks")
+    if PLAN.membership.on:
+        out["membership"] = report_table("membership")
     return out
+
+
+def report_table(name):
+    """A table of the core's rules (attacks, membership): <name>.csv in the output directory."""
+    return f"{name}.csv"
+
+
+def figure_outputs(name):
+    """A figure of the core's rules: figures/<name>.png and .pdf."""
+    return [f"figures/{name}.png", f"figures/{name}.pdf"]
 
 
 def core_env(kind):

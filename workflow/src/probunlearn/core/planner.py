@@ -1,0 +1,316 @@
+"""The planner of the evaluation core: what the core's rules ask, answered once for both workflows.
+
+A workflow's planner (:class:`probunlearn.dag.Design` for the paper's runs,
+:class:`probunlearn.evaluate.plan.Plan` for an evaluation) subclasses :class:`CorePlanner` and
+supplies only what differs between them, as typed facts:
+
+- :meth:`~CorePlanner.run_settings`: the run's settings (:class:`RunSettings`: device, threads,
+  the sampling block and its named settings, the bounds, the teacher-forced sets, TOFU's encoding,
+  and which optional params its results were made with);
+- :meth:`~CorePlanner.model_info`: one model (:class:`ModelInfo`: where it loads from, its template,
+  its recipe, what its TOFU metrics and DCUE compare it with);
+- :meth:`~CorePlanner.set_info`: one eval set or prompt family (:class:`SetInfo`: its rows, answer
+  length, stop strings, scorers and judge);
+- :meth:`~CorePlanner.model_pattern`: the models each core rule makes jobs for;
+- ``attacks`` and ``membership``: the attacks and the membership inference of the run (None / off
+  where it has none).
+
+Every rule param is then built here, by one function per kind of job, from those facts
+(:mod:`probunlearn.core.specs`), so the same model, eval set and settings get the same samples,
+scores and bounds in both workflows.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from probunlearn.core.specs import (
+    DcueSpec,
+    SamplingSpec,
+    ScoringSpec,
+    TeacherForcingSpec,
+)
+from probunlearn.data.evalsets import UTILITY_SETS
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A named sampling setting: n samples at a temperature, with adaptive temperature (its
+    threshold) or a sequential block."""
+
+    n: int
+    temperature: float
+    adaptive_threshold: float | None = None
+    sequential: Mapping | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run decides for all its jobs."""
+
+    threads: int | None
+    dtype: str
+    device: str
+    seed: int
+    top_p: float
+    chunk_size: int
+    batch_size: int
+    settings: Mapping[str, Setting]
+    bounds: Mapping[str, Any]
+    greedy_sets: Sequence[str]
+    logprob_sets: Sequence[str]
+    tofu_gen_sets: Sequence[str]
+    tofu: Mapping[str, Any]
+    greedy_max_new_tokens: int
+    greedy_batch_size: int
+    max_questions: int
+    pack_prompts: bool = False
+    random_numbers: str = "common"
+    dcue: Mapping[str, Any] = field(default_factory=dict)
+    keep: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Per kind of job (``sampling``, ``score``, ``dcue``), the optional params its results were
+    made with even at their default."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the core's rules need to know of one model."""
+
+    load: Mapping[str, Any]
+    """Where and how its jobs load it (``model_path``; a user's checkpoint: ``revision``, ``base``
+    and its content ``identity``)."""
+    inputs: Mapping[str, str]
+    """The files it is read from where the run makes them (its directory)."""
+    template: str
+    method: str = ""
+    split: str = ""
+    metric_split: str = ""
+    """The split written into its TOFU and DCUE metric rows."""
+    logprobs_as: str = ""
+    """The name its log-probabilities are stored under (one checkpoint is teacher-forced once)."""
+    forget: str = ""
+    """The set whose forget quality is measured ('' where none is)."""
+    reference: Mapping[str, str] = field(default_factory=dict)
+    """The forget-quality reference's inputs (its log-probabilities, or a published log)."""
+    utility: bool = False
+    """Whether TOFU's model utility is computed (its utility sets' log-probabilities, greedy ROUGE)."""
+    dcue_forget: str = ""
+    original: str = ""
+    """DCUE's forget set and the model before unlearning it is compared with."""
+
+
+@dataclass(frozen=True)
+class SetInfo:
+    """What the core's rules need to know of one eval set (or prompt family)."""
+
+    rows: int
+    max_new_tokens: int
+    stops: Sequence[str] = ()
+    scorers: Sequence[str] | None = None
+    judge: Mapping | None = None
+    """The score job's judge param (``{"harm", "batch_size"}``), or None."""
+    harm_threshold: float | None = None
+    judge_input: Mapping[str, str] = field(default_factory=dict)
+    """The judge classifier as an input file (the paper's workflow makes it)."""
+    judge_model: str | None = None
+    judge_identity: str | None = None
+    """The classifier as a checkpoint path and its identity (a user's)."""
+    template: str | None = None
+    """A prompt family's own template (None: the model's)."""
+
+
+class CorePlanner(ABC):
+    """The evaluation core's planner: the shared answers, from a workflow's hooks."""
+
+    paths: Any
+    """Every artifact's path (:class:`probunlearn.dag.Paths`)."""
+
+    # ---- the hooks: what differs between the workflows ------------------------------------------
+    @abstractmethod
+    def run_settings(self) -> RunSettings:
+        """The run's settings (computed once: :attr:`run`)."""
+
+    @abstractmethod
+    def model_info(self, model: str) -> ModelInfo:
+        """One model."""
+
+    @abstractmethod
+    def set_info(self, evalset: str) -> SetInfo:
+        """One eval set or prompt family."""
+
+    @abstractmethod
+    def model_pattern(self, rule: str) -> str:
+        """The model wildcard of a core rule."""
+
+    @cached_property
+    def run(self) -> RunSettings:
+        """:meth:`run_settings`, computed once."""
+        return self.run_settings()
+
+    # ---- models -----------------------------------------------------------------------------------
+    @property
+    def threads(self) -> int | None:
+        """Threads of a job that runs a model."""
+        return self.run.threads
+
+    def model_inputs(self, model: str) -> dict[str, str]:
+        """The files a model is read from, where the run makes them."""
+        return dict(self.model_info(model).inputs)
+
+    def load_params(self, model: str) -> dict:
+        """Where and how a job loads the model."""
+        return dict(self.model_info(model).load)
+
+    # ---- sampling ---------------------------------------------------------------------------------
+    def shards(self, evalset: str) -> range:
+        """Shard indices of an eval set (``chunk_size`` prompts each)."""
+        return range(math.ceil(self.set_info(evalset).rows / self.run.chunk_size))
+
+    def samples_paths(self, model: str, evalset: str, setting: str) -> list[str]:
+        """Every shard of a (model, eval set, setting)."""
+        return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
+
+    def sampling_spec(self, model: str, evalset: str, setting: str) -> SamplingSpec:
+        """Every value that changes the samples of a (model, eval set, setting)."""
+        run, s, chosen = self.run, self.set_info(evalset), self.run.settings[setting]
+        sequential = None
+        if chosen.sequential is not None:
+            sequential = {**chosen.sequential, "alpha": run.bounds["alpha"]}
+        return SamplingSpec(
+            n=chosen.n,
+            temperature=chosen.temperature,
+            top_p=run.top_p,
+            max_new_tokens=s.max_new_tokens,
+            chunk_size=run.chunk_size,
+            batch_size=run.batch_size,
+            base_seed=run.seed,
+            template=s.template if s.template is not None else self.model_info(model).template,
+            dtype=run.dtype,
+            device=run.device,
+            threads=run.threads,
+            stops=tuple(s.stops),
+            adaptive_threshold=chosen.adaptive_threshold,
+            pack_prompts=run.pack_prompts,
+            sequential=sequential,
+            random_numbers=run.random_numbers,
+        )
+
+    def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
+        """Rule sample_shard's params (:meth:`sampling_spec`)."""
+        spec = self.sampling_spec(model, evalset, setting)
+        return spec.params(self.run.keep.get("sampling", ()))
+
+    # ---- scoring ----------------------------------------------------------------------------------
+    def harm_judge(self, evalset: str) -> Mapping | None:
+        """The model judge of a request set (HarmBench's classifier), else None."""
+        judge = self.set_info(evalset).judge
+        return judge if judge is not None and judge["harm"] == "harmbench" else None
+
+    def judge_input(self, evalset: str) -> dict[str, str]:
+        """The judge classifier where the run makes it (an input file), else nothing."""
+        return dict(self.set_info(evalset).judge_input)
+
+    def score_params(self, model: str, evalset: str, setting: str) -> dict:
+        """Rule score's params: the model's recipe, the judge, the scorers, the bounds and a
+        sequential setting's block."""
+        info, s = self.model_info(model), self.set_info(evalset)
+        chosen = self.run.settings.get(setting)
+        sequential = None
+        if chosen is not None and chosen.sequential is not None:
+            sequential = {**chosen.sequential, "alpha": self.run.bounds["alpha"]}
+        spec = ScoringSpec(
+            method=info.method,
+            split=info.split,
+            judge=s.judge,
+            harm_threshold=s.harm_threshold,
+            bounds=self.run.bounds,
+            scorers=s.scorers,
+            sequential=sequential,
+            judge_model=s.judge_model,
+            judge_identity=s.judge_identity,
+        )
+        return spec.params(self.run.keep.get("score", ()))
+
+    # ---- teacher forcing, TOFU's metrics, DCUE ----------------------------------------------------
+    @property
+    def greedy_sets(self) -> list[str]:
+        """Sets answered greedily by rule greedy_logprobs."""
+        return list(self.run.greedy_sets)
+
+    @property
+    def logprob_sets(self) -> list[str]:
+        """Sets whose per-token log-probabilities rule greedy_logprobs computes."""
+        return list(self.run.logprob_sets)
+
+    @property
+    def tofu_gen_sets(self) -> list[str]:
+        """Sets answered with TOFU's own greedy decoding (its ROUGE)."""
+        return list(self.run.tofu_gen_sets)
+
+    def teacher_forcing_spec(self, model: str) -> TeacherForcingSpec:
+        """Rule greedy_logprobs' settings of a model."""
+        run, info = self.run, self.model_info(model)
+        return TeacherForcingSpec(
+            method=info.method,
+            split=info.split,
+            greedy_sets=list(run.greedy_sets),
+            tofu_sets=list(run.tofu_gen_sets),
+            tofu=run.tofu,
+            template=info.template,
+            max_new_tokens=run.greedy_max_new_tokens,
+            batch_size=run.greedy_batch_size,
+            dtype=run.dtype,
+            device=run.device,
+            threads=run.threads,
+        )
+
+    def greedy_logprobs_params(self, model: str) -> dict:
+        """Rule greedy_logprobs' params."""
+        return self.teacher_forcing_spec(model).params()
+
+    def tofu_inputs(self, model: str) -> dict[str, str]:
+        """The inputs of a model's forget quality and model utility."""
+        info, p = self.model_info(model), self.paths
+        name = info.logprobs_as or model
+        out: dict[str, str] = {}
+        if info.utility:
+            out.update({s: p.logprobs(name, s) for s in UTILITY_SETS})
+            out["greedy"] = p.metrics(name, "greedy")
+        if info.forget:
+            out["forget"] = p.logprobs(name, info.forget)
+            out.update(info.reference)
+        return out
+
+    def tofu_metrics_params(self, model: str) -> dict:
+        """Rule tofu_metrics' params: the recipe, the forget set, TOFU's question count."""
+        info = self.model_info(model)
+        return {
+            "method": info.method,
+            "split": info.metric_split,
+            "forget_evalset": info.forget or None,
+            "max_questions": self.run.max_questions,
+        }
+
+    def dcue_inputs(self, model: str) -> dict[str, str]:
+        """The original's and the model's log-probabilities on DCUE's forget and holdout sets."""
+        info, p = self.model_info(model), self.paths
+        name, original, fset = info.logprobs_as or model, info.original, info.dcue_forget
+        return {
+            "orig_forget": p.logprobs(original, fset),
+            "unl_forget": p.logprobs(name, fset),
+            "orig_val": p.logprobs(original, "holdout"),
+            "unl_val": p.logprobs(name, "holdout"),
+            "forget_rows": p.data(fset),
+            "val_rows": p.data("holdout"),
+        }
+
+    def dcue_params(self, model: str) -> dict:
+        """Rule dcue's params: the recipe and how core spans are found."""
+        info = self.model_info(model)
+        spec = DcueSpec(method=info.method, split=info.metric_split, **self.run.dcue)
+        return spec.params(self.run.keep.get("dcue", ()))
