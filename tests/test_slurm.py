@@ -234,7 +234,7 @@ GPU_RULES = {
     "unlearn",
     "postfinetune",
     "sample_shard",
-    "evaluate",
+    "greedy_logprobs",
     "attack",
     "membership",
 }

@@ -145,5 +145,5 @@ def test_tofu_preset_with_published_logs_trains_no_reference(root, default_confi
     counts = job_counts(proc.stdout)
     assert counts["fetch_tofu_log"] == 3 and "reference" not in counts
     # the three reference models are neither trained nor evaluated; every other model is
-    assert counts["evaluate"] == counts["tofu_metrics"] == 38 and counts["postfinetune"] == 5
+    assert counts["greedy_logprobs"] == counts["tofu_metrics"] == 38 and counts["postfinetune"] == 5
     assert "resources/tofu_logs/phi/forget10/eval_log_forget.json" in proc.stdout
