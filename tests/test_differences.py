@@ -269,3 +269,31 @@ def test_difference_interval_bets_are_predictable():
     for k in range(4):
         for u, v in zip(t0[k], t1[k], strict=True):
             np.testing.assert_array_equal(u, v)
+
+
+def test_the_inequalities_behind_the_interval():
+    from itertools import product
+
+    from probunlearn.bounds.eb_difference import _fourth, _holder
+
+    # Fan, Grama and Liu: exp(l xi - psi(l) xi^2) <= 1 + l xi for xi >= -1, l in [0, 1)
+    lam = np.linspace(0.0, 0.999, 300)[:, None]
+    xi = np.r_[np.linspace(-1.0, 3.0, 400), np.linspace(3.0, 60.0, 200)][None, :]
+    psi = -np.log1p(-lam) - lam
+    assert (np.exp(lam * xi - psi * xi**2) <= 1.0 + lam * xi + 1e-12).all()
+    # Hoelder and sigma >= 2 sigma^2, for stds in [0, 1/2]; the tangents of the root
+    rng = np.random.default_rng(55)
+    sd = rng.uniform(0.0, 0.5, (500, 7)) * (rng.random((500, 7)) < 0.6)
+    v = (sd**2).mean(axis=1)
+    assert (_holder(v, (sd**4).mean(axis=1)) <= sd.mean(axis=1) + 1e-12).all()
+    s = rng.uniform(0.01, 0.5, 500)
+    assert (np.sqrt(v) <= s / 2 + v / (2 * s) + 1e-12).all()
+    # the sigma^4 kernel is unbiased: exact expectation over a three-point law
+    vals, prob = np.array([0.0, 0.3, 1.0]), np.array([0.5, 0.2, 0.3])
+    mean = prob @ vals
+    var = prob @ vals**2 - mean**2
+    expect = sum(
+        np.prod(prob[list(i)]) * _fourth(vals[list(i)][None, :])[0]
+        for i in product(range(3), repeat=4)
+    )
+    assert expect == pytest.approx(var**2, rel=1e-12)

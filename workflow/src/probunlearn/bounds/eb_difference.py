@@ -18,8 +18,9 @@ prompts are independent of each other; within a prompt the samples are i.i.d.
 
 **Empirical Bernstein (EB) bound on an average of kernels.** Per prompt i and round r a kernel
 value Y_{r,i} whose mean given the earlier rounds, tau_{r,i}, is >= a target g_i (upper bound; <=
-for a lower bound). Howard et al. (2021, Theorem 4 with Fan et al. 2015's inequality; the
-predictable plug-in of Waudby-Smith and Ramdas 2023, Theorem 2): for xi = (Yhat - Y) / B >= -1
+for a lower bound). The empirical-Bernstein supermartingale (Howard et al. 2021, from Fan, Grama
+and Liu 2015's inequality; the predictable plug-in bets of Waudby-Smith and Ramdas 2023, whose
+bound holds for the bet-weighted average of the conditional means): for xi = (Yhat - Y) / B >= -1
 and lambda in [0, 1), ``exp(lambda xi - psi(lambda) xi^2) <= 1 + lambda xi`` with psi(l) = -ln(1 -
 l) - l, so ``E exp(lambda (tau - Y) / B - psi(lambda) xi^2) <= 1`` whenever Yhat, B, lambda are
 fixed by earlier rounds (predictable) and Y - Yhat <= B. The product over all steps is a
