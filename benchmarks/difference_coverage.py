@@ -2,6 +2,7 @@
 
     python benchmarks/difference_coverage.py                 # the table of docs/bounds.md
     python benchmarks/difference_coverage.py --reps 200 --n 16 128   # a quick look
+    python benchmarks/difference_coverage.py --summary-of table.md   # summarise a printed table
 
 For each scenario (laws of the two sides on [0, 1], fixed in advance; the prompts are fixed, the
 randomness is the sampling), m prompts, n samples per prompt and side, alpha and statistic (mean,
@@ -15,7 +16,8 @@ interval misses theta = (1/m) sum_i [T(A_i) - c T(B_i)]:
   side); ``new 1s``: its one-sided bounds (``claim="below"`` and ``"above"``, each at alpha), the
   larger of the two sides' miss rates;
 
-and the mean widths of the two-sided intervals. Nominal miss rates: alpha for every column. The
+and the mean widths of the two-sided intervals. Nominal miss rates: alpha for every column. Then a
+summary: per scenario, m and statistic the largest miss rate over n, and the widths at n = 128. The
 new interval's misses are computed vectorised over the repetitions
 (:func:`probunlearn.bounds.difference_bounds`). Scenarios (the audit's hard laws):
 
@@ -113,6 +115,42 @@ def cell(rng, scenario, m: int, n: int, alpha: float, statistic: str, reps: int)
     }
 
 
+COLS = ("jk", "jk 1s", "new", "new 1s", "width jk", "width new")
+
+
+def summary(rows: list[dict]) -> None:
+    """Per scenario, m and statistic: the largest miss rate over n of each interval at each alpha,
+    and the widths at n = 128 (alpha .01)."""
+    alphas = sorted({r["alpha"] for r in rows}, reverse=True)
+    head = " | ".join(f"jk / new / new 1s, alpha {a:g}" for a in alphas)
+    print(f"\n| scenario | m | statistic | {head} | width jk / new (n 128, alpha .01) |")
+    print("|---|---:|---|" + "---:|" * (len(alphas) + 1))
+    keys = dict.fromkeys((r["scenario"], r["m"], r["statistic"]) for r in rows)
+    for sc, m, st in keys:
+        cell = [r for r in rows if (r["scenario"], r["m"], r["statistic"]) == (sc, m, st)]
+        parts = []
+        for a in alphas:
+            at = [r for r in cell if r["alpha"] == a]
+            worst = (f"{max(r[c] for r in at):.3f}" if at else "-" for c in ("jk", "new", "new 1s"))
+            parts.append(" / ".join(worst))
+        w = [r for r in cell if r["n"] == 128 and r["alpha"] == 0.01]
+        width = f"{w[0]['width jk']:.3f} / {w[0]['width new']:.3f}" if w else "-"
+        print(f"| {sc} | {m} | {st} | " + " | ".join(parts) + f" | {width} |")
+
+
+def read_table(path: str) -> list[dict]:
+    """The rows of a table this script printed (for :func:`summary` without a rerun)."""
+    rows = []
+    for line in open(path).read().splitlines():
+        f = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(f) != 6 + len(COLS) or not f[1].isdigit():
+            continue
+        r = {"scenario": f[0], "m": int(f[1]), "n": int(f[2]), "alpha": float(f[3])}
+        r |= {"statistic": f[4], "theta": float(f[5])}
+        rows.append(r | {c: float(v) for c, v in zip(COLS, f[6:], strict=True)})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2000)
@@ -120,34 +158,32 @@ def main() -> None:
     ap.add_argument("--alpha", type=float, nargs="+", default=[0.1, 0.01])
     ap.add_argument("--m", type=int, nargs="+", default=[PROMPTS, 1])
     ap.add_argument("--seed", type=int, default=49)
+    ap.add_argument("--summary-of", metavar="TABLE", help="only summarise a table printed before")
     args = ap.parse_args()
+    if args.summary_of:
+        summary(read_table(args.summary_of))
+        return
     scenarios = laws(np.random.default_rng(args.seed), PROMPTS)
     rng = np.random.default_rng(args.seed + 1)
-    cols = ("jk", "jk 1s", "new", "new 1s", "width jk", "width new")
     print(f"{args.reps} repetitions per cell; miss rates, nominal alpha in every column")
-    print("| scenario | m | n | alpha | statistic | theta | " + " | ".join(cols) + " |")
-    print("|---|---:|---:|---:|---|---:|" + "---:|" * len(cols))
+    print("| scenario | m | n | alpha | statistic | theta | " + " | ".join(COLS) + " |")
+    print("|---|---:|---:|---:|---|---:|" + "---:|" * len(COLS))
     start = time.time()
-    worst = {}
+    rows = []
     for name, scenario in scenarios.items():
         for m in args.m:
             for n in args.n:
                 for alpha in args.alpha:
                     for st in STATISTICS:
                         r = cell(rng, scenario, m, n, alpha, st, args.reps)
-                        key = (alpha, "new 1s")
-                        worst[key] = max(worst.get(key, 0.0), r["new 1s"] / alpha)
-                        key = (alpha, "new")
-                        worst[key] = max(worst.get(key, 0.0), r["new"] / alpha)
-                        vals = " | ".join(f"{r[c]:.3f}" for c in cols)
+                        rows.append({"scenario": name, "m": m, "n": n, "alpha": alpha} | r)
+                        rows[-1]["statistic"] = st
+                        vals = " | ".join(f"{r[c]:.3f}" for c in COLS)
                         print(
                             f"| {name} | {m} | {n} | {alpha:g} | {st} | {r['theta']:+.3f} | {vals} |",
                             flush=True,
                         )
-    print(
-        "largest miss rate / alpha of the new interval: "
-        + ", ".join(f"{c} at alpha {a:g}: {v:.2f}" for (a, c), v in sorted(worst.items()))
-    )
+    summary(rows)
     print(f"{time.time() - start:.0f} s")
 
 
