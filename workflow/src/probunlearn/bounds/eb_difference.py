@@ -287,6 +287,15 @@ class _SquareKernel(_Kernel):
         self.sum += _fourth(self.x[..., 4 * r : 4 * r + 4])
 
 
+def _psi(lam: FloatArray) -> FloatArray:
+    """psi(l) = -ln(1 - l) - l, never below its exact value: below l = 1e-3 by its series bounded
+    above, l^2/2 + l^3/3 + l^4 / (4 (1 - l)) (the difference of logs loses digits there)."""
+    small = lam < 1e-3
+    series = lam * lam * (0.5 + lam / 3.0 + lam * lam / (4.0 * (1.0 - lam)))
+    with np.errstate(invalid="ignore"):
+        return np.where(small, series, -np.log1p(-lam) - lam)
+
+
 def _eb(kernel: _Kernel, alpha: float, upper: bool, trace: list | None = None) -> _Capital:
     """The empirical-Bernstein sums of one bound (module docstring), vectorised over leading axes.
 
@@ -312,7 +321,7 @@ def _eb(kernel: _Kernel, alpha: float, upper: bool, trace: list | None = None) -
             trace.append((w.copy(), yhat.copy(), room.copy()))
         lam = w[..., None] * room
         xi = ((yhat - y) if upper else (y - yhat)) / room
-        psum = psum + ((-np.log1p(-lam) - lam) * xi * xi).sum(axis=-1)
+        psum = psum + (_psi(lam) * xi * xi).sum(axis=-1)
         wsum = wsum + m * w
         csum = csum + w * y.sum(axis=-1)
         out[0][..., r], out[1][..., r], out[2][..., r] = wsum, csum, psum
