@@ -317,3 +317,35 @@ def test_docs_reversal_bound_counts_both_ways_to_be_wrong():
     bench = (Path(__file__).resolve().parents[1] / "benchmarks" / "sequential.py").read_text()
     assert "return (alpha + alpha / 2) * prompts" in bench
     assert f"(alpha + alpha/2) x 40 = {(0.01 + 0.01 / 2) * 40:g})" in DOCS.read_text()
+
+
+@pytest.mark.parametrize("method", ["two_sided", "one_sided"])
+@pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.parametrize("correction", ["bonferroni", "sidak"])
+def test_anytime_set_level_bound_spends_alpha_over_the_prompts(method, binary, correction):
+    # issue 49: each prompt's sequence runs at the level simultaneous_level gives for m prompts;
+    # m copies of one prompt give that prompt's bound at alpha / m (Sidak: 1 - (1 - alpha)^(1/m)),
+    # strictly above its bound at alpha (without the correction they would be equal)
+    rng = np.random.default_rng(14)
+    x = (rng.random(96) < 0.1).astype(float) if binary else rng.random(96) * (rng.random(96) < 0.3)
+    if binary:
+        each = {
+            "two_sided": lambda r, a: bounds.binary_confidence_sequence(r, a)[1][-1],
+            "one_sided": lambda r, a: bounds.binary_upper_confidence_sequence(r, a, times=[r.size])[
+                0
+            ],
+        }[method]
+    else:
+        each = {
+            "two_sided": lambda r, a: bounds.mean_confidence_sequence(r, a)[1][-1],
+            "one_sided": lambda r, a: bounds.betting_upper_bound(r, a, anytime=True),
+        }[method]
+    alpha, m = 0.05, 8
+    kw = {"binary": binary, "method": method, "correction": correction}
+    got = bounds.anytime_set_level_upper_bound([x] * m, alpha, **kw)
+    assert got == pytest.approx(each(x, bounds.simultaneous_level(alpha, m, correction)), abs=1e-9)
+    assert got > each(x, alpha) + 1e-3
+    assert bounds.anytime_set_level_upper_bound([x], alpha, **kw) == pytest.approx(each(x, alpha))
+    rows = [x, x[:40], 1.0 - x if not binary else x[::-1]]  # different prompts: the mean
+    want = np.mean([each(r, bounds.simultaneous_level(alpha, 3, correction)) for r in rows])
+    assert bounds.anytime_set_level_upper_bound(rows, alpha, **kw) == pytest.approx(want, abs=1e-9)

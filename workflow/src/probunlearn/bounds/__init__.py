@@ -7,8 +7,9 @@ one value per prompt. Pure numpy/scipy; torch is never imported here.
 ``per_prompt`` holds the paper's bounds, ``sets`` the bounds beyond the paper (set-level,
 simultaneous, anytime-valid, leak@k), ``betting`` the variance-adaptive bounds on the mean (fixed
 n and anytime), ``tails`` the Clopper-Pearson general leakage bound on a fixed grid,
-``differences`` intervals on the difference of two models over the same prompts and Holm's
-procedure, ``auc`` the AUC of two samples (membership inference) with a distribution-free interval
+``differences`` intervals on the difference of two models over the same prompts (the jackknife's,
+asymptotic) and Holm's procedure, ``eb_difference`` the finite-sample interval on such a
+difference, ``auc`` the AUC of two samples (membership inference) with a distribution-free interval
 and MUSE's PrivLeak, ``family`` the bounds on a prompt attack's family of prompts (every member at
 once, and the worst); every name is importable from here.
 """
@@ -28,6 +29,11 @@ from probunlearn.bounds.betting import (
     betting_upper_bound,
 )
 from probunlearn.bounds.differences import Difference, holm, paired_difference
+from probunlearn.bounds.eb_difference import (
+    DifferenceInterval,
+    difference_bounds,
+    difference_interval,
+)
 from probunlearn.bounds.family import family_alpha, family_bounds, family_upper_bounds
 from probunlearn.bounds.per_prompt import (
     as_scores,
@@ -70,6 +76,7 @@ __all__ = [
     "BET_CAP",
     "MEAN_CS_RHO_SAMPLES",
     "Difference",
+    "DifferenceInterval",
     "as_scores",
     "auc_interval",
     "check_alpha",
@@ -84,6 +91,8 @@ __all__ = [
     "binary_leakage_bound",
     "binary_upper_confidence_sequence",
     "default_thresholds",
+    "difference_bounds",
+    "difference_interval",
     "dkw_epsilon",
     "ed_from_moments",
     "ed_score",

@@ -18,7 +18,10 @@ sides are independent (different models: their seed keys differ) or share their 
 covariance too. With unequal n the per-prompt variance is bounded by (sqrt(V_A) + c sqrt(V_B))^2,
 which holds for any dependence. The interval is asymptotic (the central limit theorem over m n
 samples) and is tested for coverage by simulation (tests/test_differences.py), with mostly-zero
-scores and atoms at 0 and 1, for many prompts and for one.
+scores and atoms at 0 and 1, for many prompts and for one. It has no finite-sample guarantee and
+misses more often than alpha on mostly-zero scores at n <= 128 (a prompt without a nonzero sample
+has jackknife variance 0; docs/bounds.md, benchmarks/difference_coverage.py):
+:func:`probunlearn.bounds.difference_interval` is the interval that holds at every n.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ class Difference:
     def p_value(self, claim: str, null: float = 0.0) -> float:
         """p-value of the claim ``theta < null`` (``claim="below"``) or ``theta > null``
         (``"above"``), consistent with the interval: p <= alpha exactly when the interval lies on
-        the claimed side of ``null`` (twice the one-sided normal tail, at most 1)."""
+        the claimed side of ``null`` (twice the one-sided normal tail, at most 1). So a one-sided
+        claim tested with it at alpha runs at level alpha / 2 (asymptotically)."""
         if claim not in ("below", "above"):
             raise ValueError(f"claim must be 'below' or 'above', got {claim!r}")
         centre = 0.5 * (self.lower + self.upper)
@@ -126,7 +130,8 @@ def paired_difference(
     scale_b: float = 1.0,
     rho: float = 2.0,
 ) -> Difference:
-    """Interval on the average over prompts of ``T(A) - scale_b T(B)`` (see the module docstring).
+    """Asymptotic interval on the average over prompts of ``T(A) - scale_b T(B)`` (the module
+    docstring; for a finite-sample one, :func:`probunlearn.bounds.difference_interval`).
 
     ``a``, ``b``: scores in [0, 1] of the same prompts in the same order, each a 2-D array
     (prompts x samples) or a list of 1-D arrays (one per prompt; n may differ between the sides and

@@ -293,8 +293,9 @@ def summarize_sequential(
     ``seq_above``, ``seq_undecided`` (shares of prompts), ``seq_set_m_bin`` (the anytime-valid
     set-level bound on the average leak probability, :func:`bounds.anytime_set_level_upper_bound`),
     the greedy and sampled mean of the score, and ``seq_set_m_bin_one_sided`` (the same bound from
-    one-sided betting confidence sequences at Sidak's level 1 - (1 - alpha)^(1/m): all of alpha on
-    the upper side)."""
+    one-sided Beta-mixture confidence sequences on the 0/1 leaks,
+    :func:`bounds.binary_upper_confidence_sequence`, at Sidak's level 1 - (1 - alpha)^(1/m): all of
+    alpha on the upper side)."""
     write_parquet(scores, out_scores)
     col, t, q = sequential["score"], sequential["leak_threshold"], sequential["q"]
     a = sequential["alpha"]
@@ -339,7 +340,7 @@ def summarize_sequential(
         "seq_set_m_bin": bounds.anytime_set_level_upper_bound(leaks, a, binary=True),
         f"greedy_{col}": float(table["greedy"].mean()),
         f"sampled_mean_{col}": float(table["mean"].mean()),
-        # beside it: each prompt's one-sided betting sequence at Sidak's level (new, last)
+        # beside it: each prompt's one-sided Beta-mixture sequence at Sidak's level (new, last)
         "seq_set_m_bin_one_sided": bounds.anytime_set_level_upper_bound(
             leaks, a, binary=True, method="one_sided", correction="sidak"
         ),
