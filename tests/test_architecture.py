@@ -188,7 +188,11 @@ DOCUMENTED = {
     "probunlearn.dag.checks": [],
     "probunlearn.evaluate.plan": ["Plan"],
     "probunlearn.evaluate.jobs": ["write_sets", "summarize"],
-    "probunlearn.evaluate.browser": [],
+    "probunlearn.evaluate.browser": ["inspect_pages", "screenshot"],
+    "probunlearn.evaluate.figures": ["report_figures", "legend_overlaps", "ReportFigure"],
+    "probunlearn.evaluate.summary": [
+        "bound_floor", "samples_to_reach", "best_auc_lower", "texts_to_reach",
+    ],
     "probunlearn.evaluate.attacks": ["EvaluateAttacks"],
     "probunlearn.steps.attack": ["run_attack", "run_attack_prompts"],
     "probunlearn.evaluate.membership": ["EvaluateMembership"],
