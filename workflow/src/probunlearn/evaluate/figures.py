@@ -102,11 +102,7 @@ def texts(fig: Figure, draw: bool = True) -> list[Text]:
     if draw:
         with style():
             fig.canvas.draw()
-    return [
-        t
-        for t in fig.findobj(Text)
-        if t.get_visible() and t.get_text().strip() and t.get_figure(root=True) is fig
-    ]
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
 def smallest_font(fig: Figure, draw: bool = True) -> float:
