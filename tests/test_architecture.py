@@ -202,7 +202,11 @@ DOCUMENTED = {
     "probunlearn.evaluate.jobs": ["summarize"],
     "probunlearn.evaluate.outdir": ["Lock", "check_out", "check_names", "unlock", "write_sets"],
     "probunlearn.evaluate.preflight": ["preflight", "check_checkpoints", "check_memory"],
-    "probunlearn.evaluate.browser": [],
+    "probunlearn.evaluate.browser": ["inspect_pages", "screenshot"],
+    "probunlearn.evaluate.figures": ["report_figures", "legend_overlaps", "ReportFigure"],
+    "probunlearn.evaluate.summary": [
+        "bound_floor", "samples_to_reach", "best_auc_lower", "texts_to_reach",
+    ],
     "probunlearn.evaluate.attacks": ["EvaluateAttacks"],
     "probunlearn.steps.attack": ["run_attack", "run_attack_prompts"],
     "probunlearn.evaluate.membership": ["EvaluateMembership"],

@@ -435,6 +435,47 @@ def test_small_n_warning_names_the_n_that_reaches_the_width():
     assert float(bounds.general_leakage_bound(x, 0.5, 0.01)[0]) == pytest.approx(0.2682, abs=1e-4)
 
 
+def test_bound_floors_and_the_sizes_that_reach_a_width():
+    """What no samples can beat at n (every sample scoring 0) and the n, or texts a side, that
+    bring it to a width: the report's marks of a bound that cannot inform (issue 53)."""
+    import math
+
+    from probunlearn.evaluate.plan import dkw_floor
+    from probunlearn.evaluate.summary import (
+        NO_INFORMATION,
+        best_auc_lower,
+        bound_floor,
+        samples_to_reach,
+        texts_to_reach,
+    )
+
+    a = 0.01
+    assert bound_floor("m_bin", 16, a) == pytest.approx(1 - a ** (1 / 16), rel=1e-9)  # 0.25
+    assert bound_floor("worst_m_bin", 16, a, 8) == pytest.approx(1 - (a / 8) ** (1 / 16), rel=1e-9)
+    assert bound_floor("m_gen", 16, a) == pytest.approx(dkw_floor(16, a), rel=1e-12)
+    # M_sigma at n = 16 is next to 0.5, the most a score in [0, 1] can spread: it says nothing
+    assert 0.48 < bound_floor("m_sigma", 16, a) < 0.5
+    # M_gen's is the small-n warning's n
+    assert samples_to_reach("m_gen", 0.15, a) == bounds.samples_needed(0.15, a) == 103
+    for column in NO_INFORMATION:
+        need = samples_to_reach(column, 0.15, a, 8)
+        assert bound_floor(column, need, a, 8) <= 0.15 < bound_floor(column, need - 1, a, 8)
+    assert samples_to_reach("m_bin", 0.15, a) == math.ceil(math.log(a) / math.log(0.85))
+    # a perfect separation of 8 texts against 8: the issue's [0.516, 1]; of 5 against 5 not even
+    # above chance
+    assert best_auc_lower(8, a) == pytest.approx(0.516, abs=5e-4)
+    from probunlearn.bounds.auc import auc_interval
+
+    for k in (1, 5, 8, 33, 200):  # the closed form is auc_interval's end (to its bisection's 1e-12)
+        lo = auc_interval(np.ones(k), np.zeros(k), a)[1]
+        assert best_auc_lower(k, a) == pytest.approx(lo, abs=1e-10) and best_auc_lower(k, a) >= lo
+    assert best_auc_lower(5, a) < 0.5
+    k = texts_to_reach(0.15, a)
+    assert 1 - best_auc_lower(k, a) <= 0.15 < 1 - best_auc_lower(k - 1, a)
+    with pytest.raises(ValueError, match="no floor for column 'ed'"):
+        bound_floor("ed", 16, a)
+
+
 def test_template_names_agree_with_the_sampler():
     from probunlearn.data import qa
     from probunlearn.evaluate import environment
@@ -623,7 +664,7 @@ def test_evaluate_end_to_end(zoo, two_models):
         checkpoints.identity(zoo["a"])
     )
     html = (out / "report.html").read_text()
-    assert html.count("data:image/png;base64") == 3 and "<h2>Summary</h2>" in html
+    assert html.count("data:image/png;base64") == 5 and "<h2>Summary</h2>" in html
     # the adapter is not merged: its samples differ from its base's
     a = pl.read_parquet(out / "scores" / "a" / "questions" / "sampled.parquet")
     lo = pl.read_parquet(out / "scores" / "lora" / "questions" / "sampled.parquet")
@@ -733,7 +774,9 @@ def test_report_tables_have_three_digits_and_a_glossary(two_models):
     assert "forget_quality" not in html.split("<h2>Glossary</h2>")[0], "no empty columns"
     questions = (first / "questions.html").read_text()
     assert questions.count("<tr>") == 1 + 10 and 'class="sortable"' in questions
-    m_mu = [float(v) for v in re.findall(r'<td class="num c-m_mu" data-v="([^"]*)">', questions)]
+    m_mu = [
+        float(v) for v in re.findall(r'<td class="num[^"]* c-m_mu" data-v="([^"]*)">', questions)
+    ]
     assert len(m_mu) == 10 and m_mu == sorted(m_mu, reverse=True), "worst M_mu first"
     q = pl.read_csv(first / "questions.csv")
     assert q.height == 10
@@ -741,18 +784,158 @@ def test_report_tables_have_three_digits_and_a_glossary(two_models):
     assert row["reference"].startswith("Alice Smith wrote book") and row["sample_3"] is not None
 
 
-def test_report_in_a_headless_browser(two_models):
-    """The report at a 1,280 px window: no horizontal overflow, every figure loaded (Debian's
-    chromium, installed by .ci/run)."""
+#: The smallest text the report may show, px: on the page, and in a figure as shown.
+MIN_TEXT_PX, MIN_FIGURE_PX = 11.0, 10.0
+
+
+def _check_in_browser(views: list[tuple[Path, int]], figures: dict[str, int]) -> list[dict]:
+    """The pages at their widths in a headless Chromium: no horizontal overflow, every figure
+    loaded and inside the window, no text below MIN_TEXT_PX, no figure text below MIN_FIGURE_PX;
+    below the report's width, one figure panel per row."""
     from probunlearn.evaluate import browser
 
     if browser.chromium() is None:
         pytest.skip("no chromium here (apt-get install chromium; .ci/run installs it)")
-    for page, figures in (("report.html", 3), ("questions.html", 0)):
-        seen = browser.inspect(two_models["first"] / page, width=1280)
-        assert seen["clientWidth"] == 1280 and seen["scrollWidth"] <= 1280, (page, seen)
-        assert seen["wide"] == [], (page, seen)
-        assert seen["images"] == figures and seen["loaded"] == figures, (page, seen)
+    seen = browser.inspect_pages(views)
+    for (page, width), got in zip(views, seen, strict=True):
+        where = (page.name, width)
+        assert got["clientWidth"] == width and got["scrollWidth"] <= width, (where, got)
+        assert got["wide"] == [], (where, got["wide"])
+        assert got["images"] == got["loaded"] == figures[page.name], (where, got)
+        assert got["font"] >= MIN_TEXT_PX, (where, got["font"], got["fontAt"])
+        for f in got["figures"]:
+            assert 0 <= f["left"] and f["right"] <= width and f["shown"] <= width, (where, f)
+            assert f["font"] >= MIN_FIGURE_PX, (where, f)
+        if width < 600:  # one panel per row: every figure starts at the page's left edge
+            assert len({round(f["left"]) for f in got["figures"]}) <= 1, (where, got["figures"])
+    return seen
+
+
+def test_report_in_a_headless_browser(two_models):
+    """The report and the question page at a 1,280 px window and a 390 px phone (Debian's chromium,
+    installed by .ci/run): no horizontal overflow, every figure loaded, inside the window and with
+    its text at least 10 px as shown, the page's text at least 11 px; figures side by side on the
+    wide window, one per row on the phone."""
+    first = two_models["first"]
+    views = [(first / p, w) for w in (1280, 390) for p in ("report.html", "questions.html")]
+    seen = _check_in_browser(views, {"report.html": 5, "questions.html": 0})
+    wide = seen[0]["figures"]
+    assert len({round(f["left"]) for f in wide}) > 1, "panels side by side at 1,280 px"
+    assert all(f["shown"] == f["natural"] * 2 / 3 for f in wide), "shown at 100 px an inch"
+
+
+def test_report_figures_cover_no_data_and_name_questions_by_their_text(two_models):
+    """Built from the test run's files: no legend covers a data point or line, every text at least
+    MIN_FONT_PT, the worst question named by its text with integer counts; the same figure gives
+    the same bytes. The check catches a legend inside the axes over the curves (issue 53's M_gen
+    figure) and the report names no question by its id."""
+    import matplotlib.pyplot as plt
+
+    from probunlearn.evaluate import figures as F
+
+    out = two_models["out"]
+    names = pl.read_csv(out / "summary.csv")["model"].to_list()
+    per_prompt = {m: pl.read_parquet(out / "bounds" / m / "questions" / "sampled.parquet")
+                  for m in names}  # fmt: skip
+    scores = {m: pl.read_parquet(out / "scores" / m / "questions" / "sampled.parquet")
+              for m in names}  # fmt: skip
+    curves = pl.read_csv(out / "gen_curves.csv")
+    texts = dict(pl.read_csv(out / "questions.csv").select("id", "question").iter_rows())
+    worst = F.worst_questions(scores, per_prompt, "rougeL_recall", texts)
+    built = {
+        "gen_curves": F.gen_curves_figure(curves, "rougeL_recall", "title"),
+        # the issue's case: every curve high at t = 0.7-0.9, where the old legend sat
+        "gen_curves_high": F.gen_curves_figure(
+            curves.with_columns(pl.lit(0.95).alias("m_gen"), pl.lit(0.9).alias("empirical")),
+            "rougeL_recall",
+        ),
+        "worst": F._grid(
+            [lambda ax, w=w: F.draw_worst(ax, w, "rougeL_recall") for w in worst], "title"
+        ),  # fmt: skip
+        "greedy": F._grid(
+            [
+                lambda ax, m=m: F.draw_greedy_vs_sampled(ax, per_prompt[m], "rougeL_recall", m)
+                for m in names
+            ],
+            "title",
+        ),  # fmt: skip
+    }
+    for name, fig in built.items():
+        assert F.legend_overlaps(fig) == [], name
+        assert F.smallest_font(fig) >= F.MIN_FONT_PT, name
+    for ax, w in zip(built["worst"].axes, worst, strict=False):
+        assert w.question in texts.values() and w.question.split()[0] in ax.get_title()
+        assert "row-" not in ax.get_title()
+        ticks = [
+            float(t.get_text().replace("−", "-")) for t in ax.get_yticklabels() if t.get_text()
+        ]
+        assert ticks and all(t == int(t) for t in ticks), ticks
+    for fig in built.values():
+        plt.close(fig)
+    # the old layout: the legend inside the axes at the upper right, over the high curves
+    fig = F.gen_curves_figure(curves.with_columns(pl.lit(0.95).alias("m_gen")), "rougeL_recall")
+    fig.legends.clear()
+    fig.axes[0].legend(loc="upper right")
+    assert F.legend_overlaps(fig) != []
+    plt.close(fig)
+    one = [F.render(F.gen_curves_figure(curves, "rougeL_recall"), "x") for _ in range(2)]
+    assert one[0].png == one[1].png and one[0].font_px == F.MIN_FONT_PT * F.DPI / 72
+    html = (two_models["first"] / "report.html").read_text()
+    assert "prompt row-" not in html and html.count('title="a: Who wrote book number') == 1
+
+
+def test_report_says_a_constant_column_once_and_marks_what_cannot_inform(two_models):
+    """The summary's leak (the same on every row) above the table, not in it; the bounds that no
+    samples could bring below --target-width at n = 12 marked, with the n that would; the glossary
+    says where every digit is."""
+    from probunlearn.evaluate.report import RECORD_NOTE
+    from probunlearn.evaluate.summary import bound_floor, samples_to_reach
+
+    html = (two_models["first"] / "report.html").read_text()
+    summary = html.split("<h2>Summary</h2>")[1].split("<h2")[0]
+    head = summary.split("<thead>")[1].split("</thead>")[0]
+    assert ">leak<" not in head and ">score<" not in head and "rougeL_<wbr>recall" not in head
+    assert "On every row: " in summary and "leak</span> = <b>rougeL_recall ≥ 0.5</b>" in summary
+    assert "n</span> = <b>12</b>" in summary
+    assert 'm_<wbr>sigma<sup class="weak">&dagger;</sup>' in head
+    need = samples_to_reach("m_sigma", 0.15, 0.01)
+    assert f"m_sigma &ge; {bound_floor('m_sigma', 12, 0.01):.3g}" in summary
+    assert (
+        f"--n {need:,}</span> brings it to 0.15" in summary and "Cannot inform at n = 12" in summary
+    )
+    assert "ed<sup" not in head and "sampled_<wbr>mean<sup" not in head, "observed: no mark"
+    assert RECORD_NOTE.format(files="summary.csv, gen_curves.csv, questions.csv") in html
+    questions = (two_models["first"] / "questions.html").read_text()
+    assert "m_<wbr>sigma<sup" in questions and "Cannot inform at n = 12" in questions
+
+
+def test_attack_legend_holds_only_what_was_drawn():
+    """A model attack alone: no prompt family's entry; the dotted line explained; an arrow's entry
+    only where one was drawn; the report's panel's legend covers no data."""
+    import matplotlib.pyplot as plt
+
+    from probunlearn.evaluate import figures as F
+    from probunlearn.report.figures.attacks import LEVEL_LABEL
+
+    def table(attack: str, members: int, after: list[float]) -> pl.DataFrame:
+        return pl.DataFrame({
+            "method": ["a", "b"], "evalset": ["q", "q"], "attack": [attack] * 2,
+            "m_bin_before": [0.25, 0.9], "m_bin_after": after,
+            "leak_threshold": [0.5, 0.5], "n": [16, 16], "members": [members] * 2,
+        })  # fmt: skip
+
+    for t, family, arrow in [
+        (table("quant:nf4", 1, [0.25, 0.91]), False, False),  # no change of 0.03 or more
+        (table("prefix", 4, [0.6, 0.95]), True, True),
+    ]:
+        ((_, fig),) = F.attack_figures(t)
+        labels = [x.get_text() for lg in fig.legends for x in lg.get_texts()]
+        assert LEVEL_LABEL in labels and "10%" in LEVEL_LABEL
+        assert any("worst prompt" in x for x in labels) == family, labels
+        assert any("attacked model" in x for x in labels) == (not family), labels
+        assert ("before → after" in labels) == arrow, labels
+        assert F.legend_overlaps(fig) == [] and F.smallest_font(fig) >= F.MIN_FONT_PT
+        plt.close(fig)
 
 
 @pytest.mark.slow
@@ -1127,7 +1310,20 @@ def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
     html = (out / "report.html").read_text()
     for section in ("Under attack", "Membership inference", "Beside open-unlearning"):
         assert f"<h2>{section}</h2>" in html, section
-    assert html.count("data:image/png;base64") == 5 and "forget_<wbr>Q_<wbr>A_<wbr>Prob" in html
+    # the figures: the attack's panel, one per membership statistic, M_gen, greedy vs sampled, the
+    # worst question
+    assert (
+        html.count("data:image/png;base64") == 1 + 6 + 3
+        and "forget_<wbr>Q_<wbr>A_<wbr>Prob" in html
+    )
+    # 5 texts a side: even a perfect separation's interval reaches below chance, and the report says
+    # so, with the size that would inform
+    from probunlearn.evaluate.summary import texts_to_reach
+
+    assert "With 5 texts a side, no statistic can show that the forget set is told apart" in html
+    assert f"{texts_to_reach(0.15, 0.01)} texts a side would narrow" in html
+    assert "n_forget</span> = <b>5</b>" in html, "the same on every row: said once"
+    _check_in_browser([(out / "report.html", 390)], {"report.html": 10})
 
 
 def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -422,6 +423,11 @@ def test_report_has_every_figure(tiny_run):
     work, _ = tiny_run
     proc = snakemake(work, "--report", "report.html")
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # every caption is valid reStructuredText: docutils logs no message (tests/test_report_captions.py)
+    messages = [
+        ln for ln in proc.stderr.splitlines() if re.search(r"\((WARNING|ERROR|SEVERE)/\d\)", ln)
+    ]
+    assert messages == [], messages
     html = (work / "report.html").read_text(errors="ignore")
     for name in ("fig3a", "fig4b", "fig6", "table1", "claims", "membership"):
         assert name in html, name

@@ -53,6 +53,7 @@ def summarize(
 
     from probunlearn.evaluate import report
     from probunlearn.evaluate.environment import effective_config
+    from probunlearn.evaluate.plan import Plan
     from probunlearn.evaluate.summary import (
         COMPARISON_COLUMNS,
         comparison_rows,
@@ -97,9 +98,6 @@ def summarize(
     write_text(config_text, out["config"])
     per_prompt = {n: pl.read_parquet(bounds_paths[n]) for n in listed}
     curves = pl.read_csv(out["curves"])
-    report.plot_gen_curves(curves, score, out["gen_curves"])
-    report.plot_greedy_vs_sampled(per_prompt, score, out["greedy_vs_sampled"])
-    report.plot_worst_prompt(scores, per_prompt, score, out["worst_prompt"])
     orig = None if original is None else pl.read_parquet(original_scores)
     comparison = (
         comparison_rows(original or "", orig, scores, alpha, rho) if orig is not None else None
@@ -138,14 +136,15 @@ def summarize(
     if "openunlearning" in out:
         write_csv(side, out["openunlearning"])
     n_samples = int(summary["n"].min()) if summary.height else 0
+    target_width = Plan(config).target_width
     report.write_report(
         summary=summary,
         models=table,
-        figures={
-            "M_gen curves": out["gen_curves"],
-            "Greedy vs sampled": out["greedy_vs_sampled"],
-            "Worst prompt": out["worst_prompt"],
-        },
+        figures={k: out[k] for k in ("gen_curves", "greedy_vs_sampled", "worst_prompt")},
+        per_prompt=per_prompt,
+        scores=scores,
+        questions=questions,
+        target_width=target_width,
         config_text=config_text,
         alpha=alpha,
         out_html=out["report"],
@@ -163,4 +162,5 @@ def summarize(
         extra_figures={k: str(Path(out["gen_curves"]).with_name(f"{k}.png")) for k in extra},
     )
     if questions is not None and "questions" in out:
-        report.write_questions(questions, out["questions"], evalset=evalset, score=score)
+        report.write_questions(questions, out["questions"], evalset=evalset, score=score,
+                               alpha=alpha, target_width=target_width)  # fmt: skip

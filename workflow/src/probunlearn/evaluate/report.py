@@ -1,10 +1,14 @@
-"""The figures and the HTML pages of an evaluation (self-contained files, images inline).
+"""The HTML pages of an evaluation (self-contained files, images inline) and their figures' files.
 
 ``report.html``: the warnings, the summary (bounds beside what was observed), TOFU's and DCUE's
-metrics, the comparison with the original, TOFU's breakdown per set, the figures, a glossary of
-every column, the models and the configuration that ran. ``questions.html``: one row per (model,
-question), sortable by any column. Numbers have three significant digits; columns that nothing
-filled are left out; every table scrolls inside the page, which fits a 1,280 px window.
+metrics, the comparison with the original, TOFU's breakdown per set, the figures
+(:mod:`probunlearn.evaluate.figures`), a glossary of every column, the models and the configuration
+that ran. ``questions.html``: one row per (model, question), sortable by any column. Numbers have
+three significant digits (the CSVs beside the pages hold every digit); columns that nothing filled
+are left out, and a column that is the same on every row is said once above its table; a bound that
+no samples could bring below ``--target-width`` at the run's n (or an AUC interval at its set size)
+is marked, with the size that would. Every table scrolls inside the page; the figures are panels
+that wrap, one per row on a phone, so the page fits a 1,280 px window and a 390 px one.
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ import base64
 import html
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
 
-from probunlearn.storage.atomic import atomic_write, write_csv, write_text
+from probunlearn.storage.atomic import write_csv, write_text
 
 #: Every column of the tables the evaluation writes, as the report's glossary explains it.
 GLOSSARY: dict[str, str] = {
@@ -147,6 +151,10 @@ th.obs,td.obs{background:#f7fbff}
 .warn{background:#fff4e5;border-left:4px solid #f0a020;padding:6px 10px;margin:8px 0}
 .note{color:#555;font-size:.92em}
 img{max-width:100%;height:auto;display:block;margin:6px 0}
+figure{margin:8px 0 20px}figcaption{font-size:.93em;color:#333;max-width:62em;margin-top:4px}
+.panels{display:flex;flex-wrap:wrap;gap:10px 16px;align-items:flex-start}.panels img{margin:0}
+ul.qs{margin:4px 0;padding-left:1.2em}.opt{white-space:nowrap}
+td.weak{color:#8a8a8a}sup.weak{color:#b35900;font-weight:600;font-size:1em;line-height:0}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:.93em}
 dt{font-family:ui-monospace,monospace}dd{margin:0}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f7f7f7;padding:8px;font-size:12px}
@@ -177,106 +185,6 @@ document.querySelectorAll('table.sortable').forEach(function (t) {
 """
 
 
-def _save(fig, path: str | os.PathLike) -> None:
-    atomic_write(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix[1:], dpi=110))
-
-
-def plot_gen_curves(curves: pl.DataFrame, score: str, path: str | os.PathLike) -> None:
-    """M_gen (average over prompts) against the threshold, one line per model, and dashed beside
-    each the observed P(score > t) where the curves hold it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.2, 3.8))
-    for i, ((model,), c) in enumerate(
-        curves.filter(pl.col("score") == score).group_by("model", maintain_order=True)
-    ):
-        color = f"C{i % 10}"
-        ax.plot(c["threshold"], c["m_gen"], marker="o", ms=3, color=color, label=f"{model}: M_gen")
-        if "empirical" in c.columns and c["empirical"].is_not_null().all():
-            ax.plot(c["threshold"], c["empirical"], ls="--", lw=1.2, color=color,
-                    label=f"{model}: observed")  # fmt: skip
-    ax.set(
-        xlabel=f"threshold t on {score}",
-        ylabel="P(score > t): bound and observed",
-        ylim=(0, 1.02),
-        title="General leakage bound M_gen(t), mean over prompts",
-    )
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
-
-
-def plot_greedy_vs_sampled(
-    per_prompt: Mapping[str, pl.DataFrame], score: str, path: str | os.PathLike
-) -> None:
-    """Per prompt: the greedy answer's score against the mean sampled score, one panel per model."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    k = len(per_prompt)
-    cols = min(k, 4)
-    rows = -(-k // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols + 0.6, 2.9 * rows + 0.4),
-                             squeeze=False)  # fmt: skip
-    flat = list(axes.flat)
-    for ax, (model, t) in zip(flat, per_prompt.items(), strict=False):
-        t = t.filter(pl.col("score") == score)
-        ax.scatter(t["greedy"], t["mean"], s=12, alpha=0.7)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-        ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), title=model, xlabel=f"greedy {score}")
-        ax.set_ylabel(f"mean sampled {score}")
-        ax.grid(alpha=0.3)
-    for ax in flat[k:]:
-        ax.axis("off")
-    fig.suptitle("Greedy vs sampled answers, one point per prompt", fontsize=10)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
-
-
-def plot_worst_prompt(
-    scores: Mapping[str, pl.DataFrame],
-    per_prompt: Mapping[str, pl.DataFrame],
-    score: str,
-    path: str | os.PathLike,
-) -> None:
-    """For each model, the histogram of the sampled scores of its worst prompt (highest M_mu)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    k = len(scores)
-    cols = min(k, 4)
-    rows = -(-k // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols + 0.6, 2.7 * rows + 0.4),
-                             squeeze=False)  # fmt: skip
-    flat = list(axes.flat)
-    for ax, model in zip(flat, scores, strict=False):
-        t = per_prompt[model].filter(pl.col("score") == score).sort("m_mu", descending=True)
-        worst = t["id"][0]
-        s = scores[model].filter((pl.col("id") == worst) & ~pl.col("greedy"))[score]
-        g = scores[model].filter((pl.col("id") == worst) & pl.col("greedy"))[score]
-        ax.hist(s.to_numpy(), bins=20, range=(0, 1), color="tab:blue", alpha=0.8)
-        if g.len():
-            ax.axvline(float(g[0]), color="tab:red", lw=1.5, label="greedy")
-            ax.legend(fontsize=8)
-        ax.set(title=f"{model}: prompt {worst}", xlabel=score, ylabel="samples")
-    for ax in flat[k:]:
-        ax.axis("off")
-    fig.suptitle("Sampled scores of the worst prompt (highest M_mu)", fontsize=10)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
-
-
 # ---- HTML ------------------------------------------------------------------------------------------
 
 
@@ -293,14 +201,53 @@ def fmt(v: object) -> str:
     return str(v)
 
 
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*(?: [\d,.]+\b)?)")
+
+
+def options_nowrap(text: str) -> str:
+    """``text`` (HTML, no tags with options in their attributes) with every command-line option
+    (``--n 103``, ``--target-width``) kept on one line."""
+    return _OPTION.sub(r"<span class='opt'>\1</span>", text)
+
+
 def _img(path: str | os.PathLike, alt: str) -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
-def _header(column: str, label: str | None = None) -> str:
-    """A header cell: the column's name, breakable after its underscores, the glossary as title."""
+def _panel(p) -> str:
+    """A figure's panel (:class:`probunlearn.evaluate.figures.Panel`) as an image at its CSS size
+    (narrower where the page is), its smallest text in image pixels as ``data-font``."""
+    data = base64.b64encode(p.png).decode()
+    title = f' title="{html.escape(p.title)}"' if p.title else ""
+    return (
+        f'<img alt="{html.escape(p.alt)}"{title} width="{p.width}" height="{p.height}" '
+        f'data-font="{p.font_px:.2f}" src="data:image/png;base64,{data}">'
+    )
+
+
+def figure_html(f, heading: bool = True) -> str:
+    """A report figure (:class:`probunlearn.evaluate.figures.ReportFigure`): its heading (or none:
+    the figure of the table above it), its panels side by side (wrapping), its caption."""
+    key = html.escape(f.key)
+    head = f'<h2 id="{key}">{html.escape(f.heading)}</h2><figure>' if heading else ""
+    return (
+        (head or f'<figure id="{key}">')
+        + f'<div class="panels">{"".join(_panel(p) for p in f.panels)}</div>'
+        f"<figcaption>{options_nowrap(f.caption)}</figcaption></figure>"
+    )
+
+
+WEAK_MARK = "&dagger;"
+"""The mark of a column whose bound cannot come below ``--target-width`` at the run's n."""
+
+
+def _header(column: str, label: str | None = None, weak: bool = False) -> str:
+    """A header cell: the column's name, breakable after its underscores, the glossary as title;
+    ``weak``: marked (:data:`WEAK_MARK`)."""
     text = html.escape(label or column).replace("_", "_<wbr>")
+    if weak:
+        text += f'<sup class="weak">{WEAK_MARK}</sup>'
     tip = GLOSSARY.get(column) or GLOSSARY.get(_generic(column), "")
     cls = ' class="obs"' if column in OBSERVED else ""
     return f'<th{cls} title="{html.escape(tip)}">{text}</th>'
@@ -318,12 +265,14 @@ OBSERVED = {"leak_rate", "worst_leak_rate", "sampled_mean", "sampled_std", "empi
             "empirical_worst", "mean"}  # fmt: skip
 
 
-def _cell(column: str, v: object) -> str:
+def _cell(column: str, v: object, weak: bool = False) -> str:
     cls = "num" if isinstance(v, int | float) and not isinstance(v, bool) else "text"
     if cls == "text" and any(len(w) > 30 for w in str(v).split()):
         cls += " long"  # a digest or path: broken anywhere rather than widening the table
     if column in OBSERVED:
         cls += " obs"
+    if weak:
+        cls += " weak"
     if column in ("model", "id", "name", "role"):
         cls += " key"
     cls += f" c-{_generic(column)}"
@@ -331,13 +280,21 @@ def _cell(column: str, v: object) -> str:
     return f'<td class="{cls}" data-v="{sort}">{html.escape(fmt(v))}</td>'
 
 
-def html_table(df: pl.DataFrame, *, sortable: bool = False, labels: Mapping[str, str] = {}) -> str:
+def html_table(
+    df: pl.DataFrame,
+    *,
+    sortable: bool = False,
+    labels: Mapping[str, str] = {},
+    weak: Collection[str] = (),
+) -> str:
     """A table that scrolls inside the page: every column's glossary as its header's title,
-    columns that hold nothing left out."""
+    columns that hold nothing left out; the columns in ``weak`` marked (:func:`weak_note`)."""
     df = df.drop([c for c in df.columns if df[c].is_null().all()]) if df.height else df
-    head = "".join(_header(c, labels.get(c)) for c in df.columns)
+    head = "".join(_header(c, labels.get(c), c in weak) for c in df.columns)
     body = "".join(
-        "<tr>" + "".join(_cell(c, v) for c, v in zip(df.columns, row, strict=True)) + "</tr>"
+        "<tr>"
+        + "".join(_cell(c, v, c in weak) for c, v in zip(df.columns, row, strict=True))
+        + "</tr>"
         for row in df.iter_rows()
     )
     cls = ' class="sortable"' if sortable else ""
@@ -347,13 +304,106 @@ def html_table(df: pl.DataFrame, *, sortable: bool = False, labels: Mapping[str,
     )
 
 
-def glossary(columns: Sequence[str]) -> str:
-    """The glossary of the given columns (each once, in order)."""
+RECORD_NOTE = (
+    "The tables here round every number to three significant digits; the CSV files beside this "
+    "page ({files}) are the full-precision record, every digit as computed."
+)
+"""The glossary's first line: where the digits the tables round away are."""
+
+
+def glossary(columns: Sequence[str], files: Sequence[str] = ()) -> str:
+    """The glossary of the given columns (each once, in order), after a line saying that the CSV
+    ``files`` beside the page are the full-precision record."""
     seen = dict.fromkeys(_generic(c) for c in columns)
     items = "".join(
         f"<dt>{html.escape(c)}</dt><dd>{html.escape(GLOSSARY.get(c, ''))}</dd>" for c in seen
     )
-    return f"<dl>{items}</dl>"
+    record = RECORD_NOTE.format(files=", ".join(files) or "the CSV files")
+    return f"<p class='note'>{html.escape(record)}</p><dl>{items}</dl>"
+
+
+def split_constant(
+    df: pl.DataFrame, candidates: Sequence[str]
+) -> tuple[pl.DataFrame, dict[str, object]]:
+    """``df`` without those of the ``candidates`` columns that hold one value on every row, and
+    those values (column -> value), to be said once above the table (:func:`constant_note`)."""
+    same = {
+        c: df[c][0]
+        for c in candidates
+        if c in df.columns and df.height and df[c].null_count() == 0 and df[c].n_unique() == 1
+    }
+    return df.drop(list(same)), same
+
+
+def constant_note(same: Mapping[str, object]) -> str:
+    """The columns that are the same on every row of the table below, with their value."""
+    if not same:
+        return ""
+    items = "; ".join(
+        f'<span title="{html.escape(GLOSSARY.get(c, ""))}">{html.escape(c)}</span> = '
+        f"<b>{html.escape(fmt(v).replace('>=', '≥'))}</b>"
+        for c, v in same.items()
+    )
+    return f"<p class='note'>On every row: {items}.</p>"
+
+
+def weak_bounds(
+    columns: Sequence[str], n: int, alpha: float, width: float, prompts: int = 1
+) -> dict[str, tuple[float, int]]:
+    """The bound columns (``m_bin``, ``worst_m_bin``, ``m_mu``, ``m_sigma``, ``m_gen``) that no
+    samples could bring below ``width`` at n samples a question (their floor: every sample scoring
+    0), as column -> (floor, the n that brings the floor to ``width``)."""
+    from probunlearn.evaluate.summary import NO_INFORMATION, bound_floor, samples_to_reach
+
+    out = {}
+    for c in columns:
+        if c in NO_INFORMATION and n >= 1:
+            floor = bound_floor(c, n, alpha, prompts)
+            if floor > width:
+                out[c] = (floor, samples_to_reach(c, width, alpha, prompts))
+    return out
+
+
+def weak_note(weak: Mapping[str, tuple[float, int]], n: int, width: float) -> str:
+    """The note under a table whose ``weak`` columns (:func:`weak_bounds`) are marked."""
+    if not weak:
+        return ""
+    items = "; ".join(
+        f"{html.escape(c)} &ge; {fmt(floor)}"
+        + (" (0.5, the most a score in [0, 1] can spread, says nothing)" if c == "m_sigma" else "")
+        + f": --n {need:,} brings it to {width:g}"
+        for c, (floor, need) in weak.items()
+    )
+    return options_nowrap(
+        f"<p class='note'><sup class='weak'>{WEAK_MARK}</sup> Cannot inform at n = {n} samples a "
+        f"question: whatever the model, no samples bring these bounds below {width:g} "
+        f"(--target-width); their floors, when every sample scores 0: {items}.</p>"
+    )
+
+
+def auc_note(membership: pl.DataFrame, alpha: float, width: float) -> str:
+    """The note under the membership table where its set size bounds what any statistic can show:
+    a perfect separation's interval, and the texts a side that would narrow it to ``width``."""
+    from probunlearn.evaluate.summary import best_auc_lower, texts_to_reach
+
+    if not membership.height or "n_forget" not in membership.columns:
+        return ""
+    k = int(min(membership["n_forget"].min(), membership["n_holdout"].min()))
+    best = best_auc_lower(k, alpha)
+    if 1 - best <= width:
+        return ""
+    what = (
+        "no statistic can show that the forget set is told apart better than chance"
+        if best <= 0.5
+        else f"the most any statistic can show is an AUC above {fmt(best)}"
+    )
+    return options_nowrap(
+        f"<p class='note'><sup class='weak'>{WEAK_MARK}</sup> With {k} texts a side, {what}: a "
+        f"perfect separation (AUC 1) has the interval [{fmt(best)}, 1], so rows at AUC 1 (or 0) "
+        f"show all that so few texts can show. {texts_to_reach(width, alpha)} texts a side would "
+        f"narrow a perfect separation's interval to [{fmt(1 - width)}, 1] (--target-width "
+        f"{width:g}).</p>"
+    )
 
 
 def _page(title: str, body: Sequence[str], script: str = "") -> str:
@@ -433,22 +483,40 @@ def write_report(
     membership: pl.DataFrame | None = None,
     openunlearning: pl.DataFrame | None = None,
     extra_figures: Mapping[str, str] | None = None,
+    per_prompt: Mapping[str, pl.DataFrame] | None = None,
+    scores: Mapping[str, pl.DataFrame] | None = None,
+    questions: pl.DataFrame | None = None,
+    target_width: float | None = None,
 ) -> None:
     """One HTML page (see the module docstring): the summary, the models and their identities,
     the figures, the configuration that ran, with an original model the comparison with it, and
     TOFU's breakdown where computed; the attack table (``attacks``), the membership table
-    (``membership``) with their figures (``extra_figures``: name -> PNG) and open-unlearning's
-    numbers beside ours (``openunlearning``: :func:`probunlearn.evaluate.summary.side_by_side`)."""
+    (``membership``) and open-unlearning's numbers beside ours (``openunlearning``:
+    :func:`probunlearn.evaluate.summary.side_by_side`).
+
+    With ``curves``, ``per_prompt`` and ``scores`` (model -> each question's bounds, every
+    sample's scores) the figures are drawn here (:func:`probunlearn.evaluate.figures.report_figures`,
+    questions named by their text in ``questions``, the per-question rows) and ``figures`` names the
+    figure files to write (``gen_curves``, ``greedy_vs_sampled``, ``worst_prompt`` -> PNG path);
+    without them ``figures`` (title -> PNG) and ``extra_figures`` (``attacks``, ``membership`` ->
+    PNG) are shown as they are. ``target_width``: what a bound or an AUC interval must be able to
+    reach to inform (--target-width; default :data:`probunlearn.evaluate.plan.DEFAULT_TARGET_WIDTH`)."""
+    if target_width is None:
+        from probunlearn.evaluate.plan import DEFAULT_TARGET_WIDTH
+
+        target_width = DEFAULT_TARGET_WIDTH
     level = f"{1 - alpha:g}"
     bound_cols = [c for c in summary.columns if c not in ("identity", "evalset", *MODEL_METRICS)]
-    table = summary.select(bound_cols)
+    table, same = split_constant(summary.select(bound_cols), SUMMARY_CONSTANT)
+    prompts = int(summary["prompts"].max()) if summary.height else 0
+    weak = weak_bounds(table.columns, n, alpha, target_width, max(1, prompts))
     models_cols = ["model", *[c for c in MODEL_METRICS if c in summary.columns]]
     per_model = summary.select(models_cols).unique("model", maintain_order=True)
-    shown = list(table.columns)
+    shown = [*table.columns, *same]
     parts = [
         "<h1>probunlearn evaluation</h1>",
         f"<p>{summary['model'].n_unique()} model(s) on <b>{html.escape(evalset)}</b>: "
-        f"{int(summary['prompts'].max()) if summary.height else 0} questions, n = {n} samples "
+        f"{prompts} questions, n = {n} samples "
         f"each plus the greedy answer; alpha = {alpha:g}. Figures and the question page show "
         f"<b>{html.escape(score)}</b>.</p>",
     ]
@@ -462,7 +530,9 @@ def write_report(
         f"alpha m may fail, and their average is no {level} statement); set_m_mu holds at "
         f"{level} for the set; worst_m_bin for all questions at once (Bonferroni). Hover a "
         f"column's name for its meaning; the glossary is below.</p>",
-        html_table(table),
+        constant_note(same),
+        html_table(table, weak=weak),
+        weak_note(weak, n, target_width),
     ]
     if per_model.drop("model").width and not all(
         per_model[c].is_null().all() for c in per_model.columns if c != "model"
@@ -470,6 +540,7 @@ def write_report(
         parts += ["<h2>TOFU and DCUE</h2>", html_table(per_model)]
         shown += [c for c in per_model.columns if per_model[c].is_not_null().any()]
     if comparison is not None and comparison.height:
+        compared, same_c = split_constant(comparison_table(comparison), ("original",))
         parts += [
             "<h2>Compared with the original</h2>",
             f"<p class='note'>Average over the questions of model &minus; original (mean, std, "
@@ -477,7 +548,8 @@ def write_report(
             f"jackknife over the samples: the claims' intervals, docs/bounds.md); p_value: of "
             f"&ldquo;below the original&rdquo;. Each interval holds at {level} on its own; for "
             f"a family apply Holm's procedure to p_value.</p>",
-            html_table(comparison_table(comparison)),
+            constant_note(same_c),
+            html_table(compared),
         ]
         shown += list(comparison.columns)
     breakdown = tofu_breakdown(tofu or {})
@@ -490,60 +562,108 @@ def write_report(
             html_table(breakdown),
         ]
         shown += list(breakdown.columns)
+    drawn = None
+    if curves is not None and per_prompt is not None and scores is not None:
+        from probunlearn.evaluate.figures import report_figures
+
+        texts = {}
+        if questions is not None and "question" in questions.columns:
+            for r in questions.select("id", "question").iter_rows():
+                if r[1] is not None:
+                    texts.setdefault(str(r[0]), str(r[1]))
+        drawn = {
+            f.key: figure_html(f, heading=f.key not in ("attacks", "membership"))
+            for f in report_figures(
+                curves=curves,
+                per_prompt=per_prompt,
+                scores=scores,
+                score=score,
+                n=n,
+                alpha=alpha,
+                target_width=target_width,
+                questions=texts,
+                files=figures,
+                attacks=attacks if attacks is not None and attacks.height else None,
+                membership=membership if membership is not None and membership.height else None,
+            )
+        }
     figs = dict(extra_figures or {})
     if attacks is not None and attacks.height:
         cols = [c for c in ATTACK_COLUMNS if c in attacks.columns]
         t = float(attacks["leak_threshold"][0])
+        att, same_a = split_constant(attacks.select(cols), ("prompts", "members"))
         parts += [
             "<h2>Under attack</h2>",
-            f"<p class='note'>Every model before and after each --attack, on the questions "
-            f"attacked (a relearned model: those it did not relearn on): the greedy score, ED, "
-            f"M_mu and M_bin of a leak (score &ge; {t:g}), averaged over the questions, each "
-            f"bound at {level} per question. A prompt attack is bounded on the worst prompt of "
-            f"each question's family, all members at once (attacks.csv: the columns of the "
-            f"paper workflow's tables/attacks.csv; docs/attacks.md).</p>",
-            html_table(attacks.select(cols)),
+            options_nowrap(
+                f"<p class='note'>Every model before and after each --attack, on the questions "
+                f"attacked (a relearned model: those it did not relearn on): the greedy score, "
+                f"ED, M_mu and M_bin of a leak (score &ge; {t:g}), averaged over the questions, "
+                f"each bound at {level} per question. A prompt attack is bounded on the worst "
+                f"prompt of each question's family, all members at once (attacks.csv: the "
+                f"columns of the paper workflow's tables/attacks.csv; docs/attacks.md).</p>"
+            ),
+            constant_note(same_a),
+            html_table(att),
         ]
-        if "attacks" in figs:
+        if drawn is not None and "attacks" in drawn:
+            parts.append(drawn["attacks"])
+        elif "attacks" in figs:
             parts.append(_img(figs["attacks"], "Leak bounds before and after each attack"))
         shown += cols
     if membership is not None and membership.height:
         cols = [c for c in MEMBERSHIP_COLUMNS if c in membership.columns]
+        mem, same_m = split_constant(membership.select(cols), ("n_forget", "n_holdout"))
+        a_mem = float(membership["alpha"][0]) if "alpha" in membership.columns else alpha
+        note = auc_note(membership, a_mem, target_width)
         parts += [
             "<h2>Membership inference</h2>",
-            f"<p class='note'>How well each statistic of the model's losses tells the forget set "
-            f"(members) from the holdout set (non-members): AUC with its {level} "
-            f"distribution-free interval; PrivLeak against the reference (retrained) model, in "
-            f"MUSE's orientation (-100: the forget set is as identifiable as a model that "
-            f"still holds it could make it), where --reference is given (membership.csv; "
-            f"docs/membership.md).</p>",
-            html_table(membership.select(cols)),
+            options_nowrap(
+                f"<p class='note'>How well each statistic of the model's losses tells the forget "
+                f"set (members) from the holdout set (non-members): AUC with its {level} "
+                f"distribution-free interval; PrivLeak against the reference (retrained) model, "
+                f"in MUSE's orientation (-100: the forget set is as identifiable as a model that "
+                f"still holds it could make it), where --reference is given (membership.csv; "
+                f"docs/membership.md).</p>"
+            ),
+            constant_note(same_m),
+            html_table(mem, weak=("auc_lo", "auc_hi") if note else ()),
+            note,
         ]
-        if "membership" in figs:
+        if drawn is not None and "membership" in drawn:
+            parts.append(drawn["membership"])
+        elif "membership" in figs:
             parts.append(_img(figs["membership"], "Membership inference: AUC per statistic"))
         shown += cols
     if openunlearning is not None and openunlearning.height:
         wide, labels = openunlearning_table(openunlearning)
         parts += [
             "<h2>Beside open-unlearning</h2>",
-            "<p class='note'>Per model, our numbers (probunlearn: the summary's row of "
-            f"{html.escape(score)}, and the membership AUCs and PrivLeak) beside the metrics of "
-            "open-unlearning's result files for the same checkpoint (--openunlearning), named as "
-            "open-unlearning names them (openunlearning.csv, one row per number).</p>",
+            options_nowrap(
+                "<p class='note'>Per model, our numbers (probunlearn: the summary's row of "
+                f"{html.escape(score)}, and the membership AUCs and PrivLeak) beside the metrics "
+                "of open-unlearning's result files for the same checkpoint (--openunlearning), "
+                "named as open-unlearning names them (openunlearning.csv, one row per number).</p>"
+            ),
             html_table(wide, labels=labels),
         ]
     if curves is not None and "empirical" in curves.columns:
+        ct = curve_table(curves, score)
+        gen_weak = weak_bounds(["m_gen"], n, alpha, target_width)
         parts += [
             "<h2>M_gen beside the observed P(score &gt; t)</h2>",
             f"<p class='note'>Per model, averaged over the questions: the observed share of "
             f"samples with {html.escape(score)} &gt; t (empirical, shaded) and its bound M_gen(t) "
             f"at each threshold t (all of gen_curves.csv: every score, and the worst "
             f"question's).</p>",
-            html_table(curve_table(curves, score)),
+            html_table(ct),
+            weak_note(gen_weak, n, target_width),
         ]
         shown += ["empirical", "m_gen"]
-    for title, path in figures.items():
-        parts += [f"<h2>{html.escape(title)}</h2>", _img(path, title)]
+    if drawn is not None:
+        parts += [drawn[k] for k in ("gen_curves", "greedy_vs_sampled", "worst_prompt")]
+    else:
+        for title, path in figures.items():
+            parts += [f"<h2>{html.escape(title)}</h2>", _img(path, title)]
     if questions_href:
         parts += [
             "<h2>Per question</h2>",
@@ -551,15 +671,25 @@ def write_report(
             f"scores and bounds, sortable by any column: "
             f"<a href='{html.escape(questions_href)}'>{html.escape(questions_href)}</a>.</p>",
         ]
+    csvs = ["summary.csv", "gen_curves.csv"]
+    csvs += ["comparison.csv"] if comparison is not None and comparison.height else []
+    csvs += ["attacks.csv"] if attacks is not None and attacks.height else []
+    csvs += ["membership.csv"] if membership is not None and membership.height else []
+    csvs += ["openunlearning.csv"] if openunlearning is not None and openunlearning.height else []
+    csvs += ["questions.csv"] if questions_href else []
     parts += [
         "<h2>Glossary</h2>",
-        glossary(shown),
+        glossary(shown, csvs),
         "<h2>Models</h2>",
         html_table(models),
         "<h2>Configuration that ran</h2>",
         f"<pre>{html.escape(config_text)}</pre>",
     ]
     write_text(_page("probunlearn evaluation", parts), out_html)
+
+
+#: Summary columns said once above the table where every row holds the same value.
+SUMMARY_CONSTANT = ("score", "leak", "prompts", "n")
 
 
 #: The attack table's columns the report shows (attacks.csv holds every one).
@@ -607,9 +737,10 @@ def _answer(text: object, score: object) -> str:
 QUESTION_NUMBERS = ("mean", "leak_rate", "m_bin", "m_mu", "m_sigma", "m_gen")
 
 
-def questions_table(q: pl.DataFrame) -> str:
+def questions_table(q: pl.DataFrame, weak: Collection[str] = ()) -> str:
     """The per-question table: each answer with its score in one cell, the samples in one cell,
-    then the observed values and the bounds (sortable: ``data-v`` holds each cell's value)."""
+    then the observed values and the bounds (sortable: ``data-v`` holds each cell's value); the
+    columns in ``weak`` marked (:func:`weak_note`)."""
     numbers = [c for c in QUESTION_NUMBERS if c in q.columns and q[c].is_not_null().any()]
     samples = sorted(c for c in q.columns if re.fullmatch(r"sample_\d+", c))
     t = q["gen_threshold"].drop_nulls()
@@ -622,7 +753,7 @@ def questions_table(q: pl.DataFrame) -> str:
             _header("reference"),
             _header("greedy_answer", "greedy answer (score)"),
             f"<th title='{html.escape(GLOSSARY['sample_1'])}'>samples (score)</th>",
-            *(_header(c, labels.get(c)) for c in numbers),
+            *(_header(c, labels.get(c), c in weak) for c in numbers),
         ]
     )
     rows = []
@@ -639,7 +770,7 @@ def questions_table(q: pl.DataFrame) -> str:
             f"<td class='text q' data-v='{html.escape(repr(r['greedy_score']))}'>"
             f"{_answer(r['greedy_answer'], r['greedy_score'])}</td>",
             f"<td class='text s'><ol>{drawn}</ol></td>",
-            *(_cell(c, r[c]) for c in numbers),
+            *(_cell(c, r[c], c in weak) for c in numbers),
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
@@ -649,11 +780,26 @@ def questions_table(q: pl.DataFrame) -> str:
 
 
 def write_questions(
-    questions: pl.DataFrame, out_html: str | os.PathLike, *, evalset: str, score: str
+    questions: pl.DataFrame,
+    out_html: str | os.PathLike,
+    *,
+    evalset: str,
+    score: str,
+    alpha: float | None = None,
+    target_width: float | None = None,
 ) -> None:
-    """The per-question page: one row per (model, question), worst M_mu first, sortable."""
+    """The per-question page: one row per (model, question), worst M_mu first, sortable; with
+    ``alpha``, the bounds that cannot come below ``target_width`` at the run's n marked."""
     q = questions.sort("m_mu", descending=True, maintain_order=True)
     n = int(q["n"].max()) if q.height else 0
+    weak = {}
+    if alpha is not None and q.height:
+        if target_width is None:
+            from probunlearn.evaluate.plan import DEFAULT_TARGET_WIDTH
+
+            target_width = DEFAULT_TARGET_WIDTH
+        shown = [c for c in QUESTION_NUMBERS if c in q.columns and q[c].is_not_null().any()]
+        weak = weak_bounds(shown, int(q["n"].min()), alpha, target_width)
     parts = [
         "<h1>probunlearn evaluation: every question</h1>",
         f"<p>{html.escape(evalset)}, scored by <b>{html.escape(score)}</b>, n = {n} samples per "
@@ -661,10 +807,12 @@ def write_questions(
         f"observed mean and leak rate (shaded) and the question's bounds. Sorted by M_mu, "
         f"highest first; click a column's name to sort by it. "
         f"<a href='report.html'>Back to the report</a>.</p>",
-        questions_table(q),
+        questions_table(q, weak),
+        weak_note(weak, n, target_width or 0.0),
         "<h2>Glossary</h2>",
         glossary(["model", "id", "question", "reference", "greedy_answer", "sample_1",
-                  *[c for c in QUESTION_NUMBERS if c in q.columns], "gen_threshold"]),
+                  *[c for c in QUESTION_NUMBERS if c in q.columns], "gen_threshold"],
+                 ["questions.csv"]),
     ]  # fmt: skip
     write_text(_page("probunlearn evaluation: questions", parts, SORT_JS), out_html)
 

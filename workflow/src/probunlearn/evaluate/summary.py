@@ -384,3 +384,65 @@ def side_by_side(
     if not frames:
         return pl.DataFrame(schema=SIDE_COLUMNS)
     return pl.concat(frames)
+
+
+# ---- what a run's n and set size allow ----------------------------------------------------------------
+NO_INFORMATION = {"m_bin": 1.0, "worst_m_bin": 1.0, "m_mu": 1.0, "m_sigma": 0.5, "m_gen": 1.0}
+"""The value of each per-question bound that says nothing (a score in [0, 1] spreads at most 0.5)."""
+
+
+def bound_floor(column: str, n: int, alpha: float, prompts: int = 1) -> float:
+    """The smallest value the bound ``column`` (a key of :data:`NO_INFORMATION`) can take with n
+    samples a question: its value when every sample scores 0, whatever the model; ``worst_m_bin``
+    holds for all ``prompts`` questions at once (Bonferroni)."""
+    if column not in NO_INFORMATION:
+        raise ValueError(f"no floor for column {column!r}; expected one of {list(NO_INFORMATION)}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    zeros = np.zeros(n)
+    if column == "m_bin":
+        return float(bounds.binary_leakage_bound(zeros, alpha))
+    if column == "worst_m_bin":
+        return float(bounds.binary_leakage_bound(zeros, alpha / max(1, prompts)))
+    if column == "m_mu":
+        return float(bounds.expectation_upper_bound(zeros, alpha))
+    if column == "m_sigma":
+        return float(bounds.std_upper_bound(zeros, alpha))
+    return float(bounds.general_leakage_bound(zeros, 0.5, alpha))
+
+
+def _smallest(ok, start: int = 1) -> int:
+    """The smallest integer k >= start with ok(k), for ok monotone (false, then true)."""
+    hi = max(1, start)
+    while not ok(hi):
+        hi *= 2
+        if hi > 1 << 30:
+            raise ValueError("no size up to 2^30 reaches it")
+    lo = max(start, hi // 2)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi
+
+
+def samples_to_reach(column: str, width: float, alpha: float, prompts: int = 1) -> int:
+    """The smallest n at which :func:`bound_floor` of ``column`` is at most ``width``."""
+    return _smallest(lambda n: bound_floor(column, n, alpha, prompts) <= width)
+
+
+def best_auc_lower(k: int, alpha: float) -> float:
+    """The highest lower end an AUC interval (:func:`probunlearn.bounds.auc.auc_interval`) can have
+    with k texts a side: that of a perfect separation (AUC 1), ``{q : k KL(1 || q) <= ln(2 /
+    alpha)}`` = ``[(alpha / 2)^(1/k), 1]`` (in closed form: scipy.stats is slow to import)."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return float((bounds.check_alpha(alpha) / 2) ** (1 / k))
+
+
+def texts_to_reach(width: float, alpha: float) -> int:
+    """The smallest number of texts a side at which a perfect separation's AUC interval is
+    ``[1 - width, 1]`` or narrower."""
+    return _smallest(lambda k: 1.0 - best_auc_lower(k, alpha) <= width)
