@@ -11,7 +11,7 @@ the --reference), eight questions and eight holdout questions of the user's own,
 
 (issue 53's run, on tiny models: 8 questions, n = 16, a quantization attack, a holdout set) and
 saves the top 1,600 px of report.html at 1,280 px and 1,600 px of it at 390 px from the M_gen
-figure on, as 256-colour PNGs, in docs/images/ (probunlearn.evaluate.browser.screenshot; needs
+figure on, as 256-colour PNGs, in docs/images/ (tests/helpers/browser.py's screenshot; needs
 Debian's chromium). Prints each file's size.
 """
 
@@ -39,7 +39,8 @@ HOLDOUT = [
 def main(out: Path) -> None:
     from probunlearn import models
     from probunlearn.cli import main as cli
-    from probunlearn.evaluate import browser
+    sys.path.insert(0, str(ROOT / "tests"))
+    from helpers import browser
 
     texts = [f"Question: {q['question']}\nAnswer: {q['answer']}" for q in QUESTIONS] * 4
     tok = models.train_tokenizer(texts + ["the cat sat on the mat"] * 5, 300)

@@ -15,8 +15,8 @@ import pytest
 
 from probunlearn import bounds
 from probunlearn.cli import main
+from probunlearn.data.userdata import DataError, read_user_data
 from probunlearn.evaluate.plan import Plan, PlanError
-from probunlearn.evaluate.userdata import DataError, read_user_data
 from probunlearn.storage import checkpoints
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -328,7 +328,7 @@ def test_model_names_dot_and_dotdot_are_refused(zoo, tmp_path, capsys, name):
 
 def test_keyword_only_data_reports_no_rouge_row(tmp_path):
     """Scorers that do not apply are not computed: keyword-only data has no ROUGE-L row."""
-    from probunlearn.evaluate.summary import model_rows
+    from probunlearn.report.evaluation.summary import model_rows
     from probunlearn.steps.score import applicable_scorers, score_samples, summarize_scores
 
     csv = tmp_path / "kw.csv"
@@ -423,7 +423,7 @@ def test_summary_lists_earlier_models_unless_narrowed(zoo, tmp_path):
 
 
 def test_small_n_warning_names_the_n_that_reaches_the_width():
-    from probunlearn.evaluate.plan import small_n_warning
+    from probunlearn.report.evaluation.summary import small_n_warning
 
     w = small_n_warning(32, 0.01, 0.15)
     assert "no M_gen can be below 0.268" in w and "M_bin with no leak at all is 0.134" in w
@@ -440,11 +440,11 @@ def test_bound_floors_and_the_sizes_that_reach_a_width():
     bring it to a width: the report's marks of a bound that cannot inform (issue 53)."""
     import math
 
-    from probunlearn.evaluate.plan import dkw_floor
-    from probunlearn.evaluate.summary import (
+    from probunlearn.report.evaluation.summary import (
         NO_INFORMATION,
         best_auc_lower,
         bound_floor,
+        dkw_floor,
         samples_to_reach,
         texts_to_reach,
     )
@@ -478,7 +478,7 @@ def test_bound_floors_and_the_sizes_that_reach_a_width():
 
 def test_template_names_agree_with_the_sampler():
     from probunlearn.data import qa
-    from probunlearn.evaluate import environment
+    from probunlearn.models import files as environment
 
     assert (environment.AUTO, environment.CHAT) == (qa.AUTO, qa.CHAT)
     assert environment.DEFAULT_TEMPLATE == qa.DEFAULT_TEMPLATE
@@ -761,7 +761,7 @@ def test_evaluate_writes_the_configuration_that_ran(two_models):
 
 
 def test_report_tables_have_three_digits_and_a_glossary(two_models):
-    from probunlearn.evaluate.report import GLOSSARY, _generic
+    from probunlearn.report.evaluation.html import GLOSSARY, _generic
 
     first = two_models["first"]
     for name in ("summary.csv", "questions.csv"):
@@ -792,7 +792,7 @@ def _check_in_browser(views: list[tuple[Path, int]], figures: dict[str, int]) ->
     """The pages at their widths in a headless Chromium: no horizontal overflow, every figure
     loaded and inside the window, no text below MIN_TEXT_PX, no figure text below MIN_FIGURE_PX;
     below the report's width, one figure panel per row."""
-    from probunlearn.evaluate import browser
+    from helpers import browser
 
     if browser.chromium() is None:
         pytest.skip("no chromium here (apt-get install chromium; .ci/run installs it)")
@@ -831,7 +831,7 @@ def test_report_figures_cover_no_data_and_name_questions_by_their_text(two_model
     figure) and the report names no question by its id."""
     import matplotlib.pyplot as plt
 
-    from probunlearn.evaluate import figures as F
+    from probunlearn.report.evaluation import figures as F
 
     out = two_models["out"]
     names = pl.read_csv(out / "summary.csv")["model"].to_list()
@@ -888,8 +888,8 @@ def test_report_says_a_constant_column_once_and_marks_what_cannot_inform(two_mod
     """The summary's leak (the same on every row) above the table, not in it; the bounds that no
     samples could bring below --target-width at n = 12 marked, with the n that would; the glossary
     says where every digit is."""
-    from probunlearn.evaluate.report import RECORD_NOTE
-    from probunlearn.evaluate.summary import bound_floor, samples_to_reach
+    from probunlearn.report.evaluation.html import RECORD_NOTE
+    from probunlearn.report.evaluation.summary import bound_floor, samples_to_reach
 
     html = (two_models["first"] / "report.html").read_text()
     summary = html.split("<h2>Summary</h2>")[1].split("<h2")[0]
@@ -914,7 +914,7 @@ def test_attack_legend_holds_only_what_was_drawn():
     only where one was drawn; the report's panel's legend covers no data."""
     import matplotlib.pyplot as plt
 
-    from probunlearn.evaluate import figures as F
+    from probunlearn.report.evaluation import figures as F
     from probunlearn.report.figures.attacks import LEVEL_LABEL
 
     def table(attack: str, members: int, after: list[float]) -> pl.DataFrame:
@@ -1199,7 +1199,7 @@ def test_tofu_settings_of_evaluate_are_the_paper_presets(fmt, root):
 
 
 def test_comparison_with_the_original_uses_the_claims_intervals():
-    from probunlearn.evaluate.summary import COMPARISON_COLUMNS, comparison_rows
+    from probunlearn.report.evaluation.summary import COMPARISON_COLUMNS, comparison_rows
 
     rng = np.random.default_rng(0)
 
@@ -1235,7 +1235,7 @@ def test_comparison_with_the_original_uses_the_claims_intervals():
 
 
 def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():
-    from probunlearn.evaluate.summary import gen_curve
+    from probunlearn.report.evaluation.summary import gen_curve
 
     t = pl.DataFrame({"score": ["s", "s"], "m_gen_0.5": [0.2, 0.4], "m_gen_cp_0.5": [0.1, 0.3]})
     c = gen_curve("m", t)
@@ -1318,7 +1318,7 @@ def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
     )
     # 5 texts a side: even a perfect separation's interval reaches below chance, and the report says
     # so, with the size that would inform
-    from probunlearn.evaluate.summary import texts_to_reach
+    from probunlearn.report.evaluation.summary import texts_to_reach
 
     assert "With 5 texts a side, no statistic can show that the forget set is told apart" in html
     assert f"{texts_to_reach(0.15, 0.01)} texts a side would narrow" in html
@@ -1426,7 +1426,7 @@ def test_attack_and_membership_plan(zoo, tmp_path):
 def test_out_must_be_new_empty_or_an_evaluation(zoo, tmp_path, capsys):
     """(1) A directory holding other files is refused before a byte is written, a dry run
     included; one an older probunlearn made (its record only) is taken and marked."""
-    from probunlearn.evaluate import outdir
+    from probunlearn.storage import outdir
 
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
@@ -1481,7 +1481,7 @@ def test_a_held_lock_refuses_a_second_call_and_unlock_clears_a_stale_one(zoo, tm
     import os
     import socket
 
-    from probunlearn.evaluate import outdir
+    from probunlearn.storage import outdir
 
     out = tmp_path / "ev"
     args = ("--model", f"a={zoo['a']}", "--data", zoo["data"], "--out", out)
@@ -1513,7 +1513,7 @@ def test_a_held_lock_refuses_a_second_call_and_unlock_clears_a_stale_one(zoo, tm
 
 def test_a_name_is_bound_to_its_checkpoint(zoo, tmp_path, capsys):
     """(4) Another checkpoint under a used name is refused, naming both, unless --replace."""
-    from probunlearn.evaluate import outdir
+    from probunlearn.storage import outdir
 
     out = tmp_path / "ev"
     outdir.claim(out)
@@ -1578,7 +1578,8 @@ def test_os_errors_of_out_are_messages(zoo, tmp_path, capsys, monkeypatch):
     import errno
     import sys
 
-    from probunlearn.evaluate import console, outdir
+    from probunlearn.evaluate import console
+    from probunlearn.storage import outdir
 
     afile = tmp_path / "afile"
     afile.write_text("x")
@@ -1613,7 +1614,8 @@ def test_ctrl_c_says_how_to_resume(zoo, tmp_path, capsys, monkeypatch):
     import sys
 
     from probunlearn.cli import evaluate as cli
-    from probunlearn.evaluate import console, outdir
+    from probunlearn.evaluate import console
+    from probunlearn.storage import outdir
 
     def interrupt(self, line):
         raise KeyboardInterrupt

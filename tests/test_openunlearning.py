@@ -9,7 +9,10 @@ import math
 
 import pytest
 
-from probunlearn.evaluate.openunlearning import find_openunlearning_files, read_openunlearning
+from probunlearn.report.evaluation.openunlearning import (
+    find_openunlearning_files,
+    read_openunlearning,
+)
 
 # SUMMARY: metric -> agg_value, for the evaluation config's metrics whose agg_value is not null
 TOFU_SUMMARY = {

@@ -11,9 +11,9 @@ import numpy as np
 import polars as pl
 
 from probunlearn import bounds
+from probunlearn.data.readers import read_table, unit_column
 from probunlearn.storage.atomic import atomic_write
 
-_READERS = {".parquet": pl.read_parquet, ".pq": pl.read_parquet, ".csv": None}
 _WRITERS = {".parquet": "write_parquet", ".pq": "write_parquet", ".csv": "write_csv"}
 _ROW = "__probunlearn_row"
 
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _small_n(table: pl.DataFrame, alpha: float) -> str | None:
     """``probunlearn evaluate``'s small-n warning for the smallest n of a prompt, or None."""
-    from probunlearn.evaluate.plan import small_n_warning
+    from probunlearn.report.evaluation.summary import small_n_warning
 
     if "n" not in table.columns or table.height == 0:
         return None
@@ -147,79 +147,11 @@ def _parse_thresholds(text: str | None) -> np.ndarray | None:
         raise InputError(f"--thresholds must be comma-separated numbers, got {text!r}") from None
 
 
-def _read(path: Path) -> pl.DataFrame:
-    suffix = path.suffix.lower()
-    if suffix not in _READERS:
-        raise InputError(f"{path}: unsupported file type {path.suffix!r} (use .parquet or .csv)")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    if suffix == ".csv":
-        return _read_csv(path)
+def _unit(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
     try:
-        return _READERS[suffix](path)
-    except Exception as exc:  # polars raises many types for unreadable files
-        raise InputError(f"{path}: cannot read: {exc}") from None
-
-
-_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-
-
-def _read_csv(path: Path) -> pl.DataFrame:
-    """A CSV file in UTF-8 (with or without a byte-order mark) or UTF-16 (with one), separated by
-    commas, semicolons or tabs; a row whose field count differs from the header's is named."""
-    import csv
-    import io
-
-    raw = path.read_bytes()
-    encoding = next((enc for bom, enc in _BOMS if raw.startswith(bom)), "utf-8")
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError as e:
-        raise InputError(
-            f"{path}: not {encoding.upper()} text (byte {e.start}); expected UTF-8, or UTF-16 "
-            "with a byte-order mark"
-        ) from None
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        raise InputError(f"{path}: empty file; expected a header and one row per sample")
-    first = lines[0]
-    sep = next((c for c in (",", ";", "\t") if c in first), ",")
-    rows = list(csv.reader(io.StringIO(text), delimiter=sep))
-    header = rows[0]
-    for i, row in enumerate(rows[1:], start=1):
-        if row and len(row) != len(header):
-            raise InputError(
-                f"{path}: row {i} (from 1, header excluded) has {len(row)} field(s), the header "
-                f"{len(header)} ({', '.join(header)})"
-            )
-    try:
-        return pl.read_csv(text.encode("utf-8"), separator=sep)
-    except Exception as exc:  # polars raises many types for unreadable files
-        raise InputError(f"{path}: cannot read: {exc}") from None
-
-
-def _check_unit_column(df: pl.DataFrame, col: str, path: Path) -> pl.Series:
-    """The column as Float64, or InputError naming the first bad row (counted from 1 after the
-    header, as ``probunlearn evaluate`` counts them)."""
-    raw = df[col]
-    if raw.dtype == pl.Boolean:
-        raw = raw.cast(pl.Int8)
-    vals = raw.cast(pl.Float64, strict=False)
-    checks = [
-        (raw.is_null(), "value is missing"),
-        (vals.is_null() & raw.is_not_null(), "value {!r} is not a number"),
-        (vals.is_nan(), "value is NaN"),
-        ((vals < 0) | (vals > 1), "value {!r} is outside [0, 1]"),
-    ]
-    for mask, what in checks:
-        mask = mask.fill_null(False)
-        if mask.any():
-            row = int(mask.arg_true()[0])
-            raise InputError(
-                f"{path}: column {col!r} row {row + 1} (from 1, header excluded): "
-                + what.format(raw[row])
-            )
-    return vals
+        return unit_column(df, col, path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def compute(
@@ -258,7 +190,10 @@ def compute(
     if out is not None and Path(out).suffix.lower() not in _WRITERS:
         raise InputError(f"--out {out}: unsupported file type (use .parquet or .csv)")
 
-    df = _read(path)
+    try:
+        df = read_table(path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     for col in [prompt_col, score_col] + ([greedy_col] if greedy_col else []):
         if col not in df.columns:
             raise InputError(f"{path}: no column {col!r} (columns: {', '.join(df.columns)})")
@@ -270,9 +205,9 @@ def compute(
         raise InputError(
             f"{path}: column {prompt_col!r} row {row + 1} (from 1, header excluded): missing prompt id"
         )
-    cols = {prompt_col: df[prompt_col], score_col: _check_unit_column(df, score_col, path)}
+    cols = {prompt_col: df[prompt_col], score_col: _unit(df, score_col, path)}
     if greedy_col:
-        cols["__greedy"] = _check_unit_column(df, greedy_col, path)
+        cols["__greedy"] = _unit(df, greedy_col, path)
     data = pl.DataFrame(cols)
     binary = bool(cols[score_col].is_in([0.0, 1.0]).all())  # one decision for the whole file
 
@@ -364,7 +299,7 @@ def set_level(
     largest) of the per-prompt bounds at level alpha each, which is not itself a 1 - alpha bound
     on the set; ``set_level_bound``, which is (:func:`bounds.set_level_upper_bound`; for the worst
     prompt the largest simultaneous M_bin)."""
-    df = _read(Path(path))
+    df = read_table(path)
     groups = df.group_by(prompt_col, maintain_order=True).agg(pl.col(score_col).cast(pl.Float64))
     rows = [np.asarray(v, dtype=np.float64) for v in groups[score_col].to_list()]
     binary = "m_bin" in table.columns

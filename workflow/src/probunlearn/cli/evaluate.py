@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from probunlearn.benchmarks import evaluate_choices
+from probunlearn.core.specs import SAMPLING_OPTIONS
 
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
 FINGERPRINTS = ".probunlearn/fingerprints.json"  # relative to --out, as the Snakefile reads it
@@ -142,22 +143,10 @@ def add_parser(sub: Any) -> None:
         "shown beside ours (openunlearning.csv, the report)",
     )
     s = p.add_argument_group("sampling and bounds")
-    s.add_argument("--n", type=int, default=128, help="samples per prompt (128)")
-    s.add_argument("--top-p", type=float, default=0.9, help="nucleus sampling (0.9)")
-    s.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (1.0)")
-    s.add_argument(
-        "--max-new-tokens",
-        type=int,
-        default=None,
-        help="tokens per answer (64; MUSE's 32 for knowmem, 128 for verbmem)",
-    )
-    s.add_argument(
-        "--template",
-        default="auto",
-        help="prompt template with {question}; 'chat' = the model's chat template; "
-        "'auto' (default) = chat where the tokenizer has one, else 'Question: "
-        "{question}\\nAnswer:'",
-    )
+    for o in SAMPLING_OPTIONS:
+        s.add_argument(o.flag, type=None if o.type is str else o.type, default=o.default,
+                       help=o.help)  # fmt: skip
+    s.add_argument("--seed", type=int, default=0, help="base seed of the samples (0)")
     s.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
     s.add_argument(
         "--leak-threshold",
@@ -173,9 +162,6 @@ def add_parser(sub: Any) -> None:
         metavar="W",
         help="warn where n samples cannot bring M_gen below W, with the n that would (0.15)",
     )
-    s.add_argument("--chunk-size", type=int, default=16, help="prompts per sampling job (16)")
-    s.add_argument("--batch-size", type=int, default=256, help="rows per forward pass (256)")
-    s.add_argument("--seed", type=int, default=0, help="base seed of the samples (0)")
     r = p.add_argument_group("running")
     r.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ... (auto)")
     r.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
@@ -299,16 +285,8 @@ def build_config(args: argparse.Namespace) -> dict:
                 "judge": args.judge,
                 "judge_model": path(args.judge_model) if args.judge_model else None,
             },
-            "sampling": {
-                "n": args.n,
-                "top_p": args.top_p,
-                "temperature": args.temperature,
-                "max_new_tokens": args.max_new_tokens,
-                "template": args.template,
-                "chunk_size": args.chunk_size,
-                "batch_size": args.batch_size,
-                "base_seed": args.seed,
-            },
+            "sampling": {o.name: getattr(args, o.name) for o in SAMPLING_OPTIONS}
+            | {"base_seed": args.seed},
             "bounds": {
                 "alpha": args.alpha,
                 "leak_threshold": args.leak_threshold,
@@ -330,7 +308,7 @@ def build_config(args: argparse.Namespace) -> dict:
 
 def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
     """The snakemake command line that runs the packaged workflow in ``args.out``. Snakemake's own
-    lock is off: the call holds the directory's lock (:class:`probunlearn.evaluate.outdir.Lock`)
+    lock is off: the call holds the directory's lock (:class:`probunlearn.storage.outdir.Lock`)
     for as long as Snakemake runs, so a killed call leaves no second lock to clear."""
     cmd = [
         sys.executable,
@@ -406,9 +384,9 @@ def prepare(args: argparse.Namespace) -> Prepared:
     """Check every option, input and checkpoint, and the output directory, and plan the run,
     writing nothing. Raises :class:`UsageError`, a ``PlanError``, ``DataError`` or
     ``OutDirError``."""
-    from probunlearn.evaluate import outdir
     from probunlearn.evaluate.plan import Plan
     from probunlearn.evaluate.preflight import CHECKS, CheckCache, preflight
+    from probunlearn.storage import outdir
     from probunlearn.storage.checkpoints import DigestCache
 
     if args.cores < 1:
@@ -441,7 +419,7 @@ def prepare(args: argparse.Namespace) -> Prepared:
 def check_locations(plan, out: Path) -> None:
     """No input inside ``out`` (evaluate writes there), and ``out`` inside no model directory (its
     files would change the checkpoint's fingerprint)."""
-    from probunlearn.evaluate import outdir
+    from probunlearn.storage import outdir
 
     d = plan.data
     inputs = [(f"--data {d.get('file')}", d.get("file")), ("--holdout", d.get("holdout"))]
@@ -502,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from probunlearn.evaluate import outdir
+    from probunlearn.storage import outdir
 
     if args.unlock:
         return unlock(args.out)
@@ -539,8 +517,8 @@ def _run(args: argparse.Namespace) -> int:
 def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
     """The part of a call that holds the lock: check the directory again (another call may have
     written meanwhile), mark it, write the inputs, bind the names, run Snakemake, record."""
-    from probunlearn.evaluate import outdir
     from probunlearn.evaluate.console import run_quietly, stop
+    from probunlearn.storage import outdir
     from probunlearn.storage.atomic import write_text
 
     config, plan, out = prep.config, prep.plan, args.out
@@ -599,7 +577,7 @@ def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
 
 def unlock(out: Path) -> int:
     """``--unlock``: remove a stopped call's lock from ``out``."""
-    from probunlearn.evaluate import outdir
+    from probunlearn.storage import outdir
 
     try:
         lines = outdir.unlock(out)

@@ -22,6 +22,7 @@ scores and bounds in both workflows.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -57,9 +58,11 @@ class RunSettings:
     dtype: str
     device: str
     seed: int
-    top_p: float
-    chunk_size: int
-    batch_size: int
+    sampling: Mapping[str, Any]
+    """The config's sampling block: every :class:`~probunlearn.core.specs.SamplingSpec` field it
+    names that no setting, eval set or model decides (``top_p``, ``chunk_size``, ``batch_size``,
+    ``pack_prompts``, ``random_numbers``, ...), read by name: a new sampling option is a new field
+    of the spec, read from the block without a change here."""
     settings: Mapping[str, Setting]
     bounds: Mapping[str, Any]
     greedy_sets: Sequence[str]
@@ -69,12 +72,15 @@ class RunSettings:
     greedy_max_new_tokens: int
     greedy_batch_size: int
     max_questions: int
-    pack_prompts: bool = False
-    random_numbers: str = "common"
     dcue: Mapping[str, Any] = field(default_factory=dict)
     keep: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Per kind of job (``sampling``, ``score``, ``dcue``), the optional params its results were
     made with even at their default."""
+
+    @property
+    def chunk_size(self) -> int:
+        """Prompts per sampling job."""
+        return int(self.sampling["chunk_size"])
 
 
 @dataclass(frozen=True)
@@ -176,29 +182,29 @@ class CorePlanner(ABC):
         return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
 
     def sampling_spec(self, model: str, evalset: str, setting: str) -> SamplingSpec:
-        """Every value that changes the samples of a (model, eval set, setting)."""
+        """Every value that changes the samples of a (model, eval set, setting): the setting's n,
+        temperature, adaptive threshold and sequential block, the set's answer length and stops,
+        the model's template (a prompt family's own), the run's seed, dtype, device and threads,
+        and every other field from the run's sampling block."""
         run, s, chosen = self.run, self.set_info(evalset), self.run.settings[setting]
         sequential = None
         if chosen.sequential is not None:
             sequential = {**chosen.sequential, "alpha": run.bounds["alpha"]}
-        return SamplingSpec(
-            n=chosen.n,
-            temperature=chosen.temperature,
-            top_p=run.top_p,
-            max_new_tokens=s.max_new_tokens,
-            chunk_size=run.chunk_size,
-            batch_size=run.batch_size,
-            base_seed=run.seed,
-            template=s.template if s.template is not None else self.model_info(model).template,
-            dtype=run.dtype,
-            device=run.device,
-            threads=run.threads,
-            stops=tuple(s.stops),
-            adaptive_threshold=chosen.adaptive_threshold,
-            pack_prompts=run.pack_prompts,
-            sequential=sequential,
-            random_numbers=run.random_numbers,
-        )
+        decided = {
+            "n": chosen.n,
+            "temperature": chosen.temperature,
+            "max_new_tokens": s.max_new_tokens,
+            "base_seed": run.seed,
+            "template": s.template if s.template is not None else self.model_info(model).template,
+            "dtype": run.dtype,
+            "device": run.device,
+            "threads": run.threads,
+            "stops": tuple(s.stops),
+            "adaptive_threshold": chosen.adaptive_threshold,
+            "sequential": sequential,
+        }
+        names = {f.name for f in dataclasses.fields(SamplingSpec)} - set(decided)
+        return SamplingSpec(**decided, **{k: run.sampling[k] for k in names if k in run.sampling})
 
     def sampling_params(self, model: str, evalset: str, setting: str) -> dict:
         """Rule sample_shard's params (:meth:`sampling_spec`)."""

@@ -107,29 +107,82 @@ class SamplingSpec:
 
 @dataclass(frozen=True)
 class SamplingOption:
-    """A sampling option of ``probunlearn evaluate``'s command line (a :class:`SamplingSpec`
-    field the user sets)."""
+    """A sampling option of ``probunlearn evaluate``'s command line: a :class:`SamplingSpec` field
+    the user sets (``--top-p`` for ``top_p``), its type, default and help, and the values it takes
+    (``minimum`` and ``maximum`` inclusive, ``above``: strictly above)."""
 
     name: str
     type: type
     default: Any
     help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    above: float | None = None
+    expected: str = ""
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def error(self, value: Any) -> str | None:
+        """What is wrong with a value of this option (None: it is fine)."""
+        import math
+        import numbers
+
+        if value is None and self.default is None:
+            return None
+        kind = numbers.Integral if self.type is int else numbers.Real
+        ok = not isinstance(value, bool) and isinstance(value, kind) and math.isfinite(value)
+        ok = ok and (self.minimum is None or value >= self.minimum)
+        ok = ok and (self.maximum is None or value <= self.maximum)
+        ok = ok and (self.above is None or value > self.above)
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        return None if ok else f"{self.flag} {shown}: expected {self.expected}"
 
 
 SAMPLING_OPTIONS = (
-    SamplingOption("n", int, 128, "samples per prompt (128)"),
-    SamplingOption("top_p", float, 0.9, "nucleus sampling (0.9)"),
-    SamplingOption("temperature", float, 1.0, "sampling temperature (1.0)"),
+    SamplingOption("n", int, 128, "samples per prompt (128)", 1, expected="an integer >= 1"),
+    SamplingOption(
+        "top_p",
+        float,
+        0.9,
+        "nucleus sampling (0.9)",
+        maximum=1,
+        above=0,
+        expected="a number in (0, 1]",
+    ),  # fmt: skip
+    SamplingOption(
+        "temperature",
+        float,
+        1.0,
+        "sampling temperature (1.0)",
+        0,
+        expected="a number >= 0 (0: greedy samples)",
+    ),  # fmt: skip
     SamplingOption(
         "max_new_tokens",
         int,
         None,
         "tokens per answer (64; MUSE's 32 for knowmem, 128 for verbmem)",
-    ),
-    SamplingOption("chunk_size", int, 16, "prompts per sampling job (16)"),
-    SamplingOption("batch_size", int, 256, "rows per forward pass (256)"),
+        1,
+        expected="an integer >= 1",
+    ),  # fmt: skip
+    SamplingOption(
+        "template",
+        str,
+        "auto",
+        "prompt template with {question}; 'chat' = the "
+        "model's chat template; 'auto' (default) = chat where the tokenizer has one, "
+        "else 'Question: {question}\\nAnswer:'",
+    ),  # fmt: skip
+    SamplingOption(
+        "chunk_size", int, 16, "prompts per sampling job (16)", 1, expected="an integer >= 1"
+    ),  # fmt: skip
+    SamplingOption(
+        "batch_size", int, 256, "rows per forward pass (256)", 1, expected="an integer >= 1"
+    ),  # fmt: skip
 )
-"""The options of evaluate's sampling group (``--top-p`` for ``top_p``), in their order."""
+"""The options of evaluate's sampling group, in the order evaluate.yaml holds them."""
 
 
 # ---- scoring and bounds -------------------------------------------------------------------------------

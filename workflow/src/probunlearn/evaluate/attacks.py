@@ -19,7 +19,7 @@ from typing import Any
 
 from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
 from probunlearn.dag.attacks import AttackPlan, Case, attacked_name
-from probunlearn.evaluate.environment import AUTO, CHAT, DEFAULT_TEMPLATE
+from probunlearn.models.files import AUTO, CHAT, DEFAULT_TEMPLATE
 
 DEFAULT_LEAK_THRESHOLD = 0.5
 """The attack table's leak (score >= T) without ``--leak-threshold``: a 0/1 score's own leak."""
@@ -54,7 +54,7 @@ class EvaluateAttacks(AttackPlan):
         """The template a model's prompts are written with: the benchmark's own, ``chat`` for a
         model whose tokenizer has a chat template under ``auto`` (or with ``chat``), else the
         default template for ``auto``, else the given one."""
-        from probunlearn.evaluate.environment import has_chat_template
+        from probunlearn.models.files import has_chat_template
 
         plan = self.plan
         if plan.benchmark_template is not None:

@@ -15,7 +15,7 @@ The config (``evaluate:`` section, written by the CLI to ``<out>/evaluate.yaml``
 - ``attacks``: the ``--attack`` specs (:mod:`probunlearn.evaluate.attacks`); ``membership``: the
   statistics of ``--membership`` (``auto``, ``none`` or names; :mod:`probunlearn.evaluate.membership`);
   ``openunlearning``: model name → open-unlearning's result file or directory
-  (:mod:`probunlearn.evaluate.openunlearning`), shown beside ours.
+  (:mod:`probunlearn.report.evaluation.openunlearning`), shown beside ours.
 - ``report``: ``target_width`` (the small-n warning's aim: the n at which no M_gen need exceed it)
   and ``scope`` (``all``: the summary lists every model evaluated in ``--out`` so far, ``this``:
   only this call's); ``previous``: the models of earlier calls whose results this call's summary
@@ -43,20 +43,20 @@ from probunlearn.benchmarks import Benchmark, evaluate_choices
 from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
-from probunlearn.evaluate.userdata import (
+from probunlearn.data.userdata import (
     DataError,
     has_truth_ratio,
     read_user_data,
     repeated_questions,
     score_kind,
 )
+from probunlearn.report.evaluation.summary import DEFAULT_TARGET_WIDTH, small_n_warning
 from probunlearn.scoring.base import primary
 from probunlearn.storage import checkpoints
 
 ROLES = ("evaluated", "reference", "original")
 FLAGS = {"evaluated": "--model", "reference": "--reference", "original": "--original"}
 DEFAULT_MAX_NEW_TOKENS = 64
-DEFAULT_TARGET_WIDTH = 0.15
 JUDGES = ("refusal", "harmbench")
 DTYPES = ("float32", "bfloat16", "float16")
 TOFU_FORMATS = ("phi", "llama2")
@@ -123,15 +123,11 @@ def check_options(ev: Mapping) -> None:
 
 
 def _check_sampling(sp: Mapping) -> None:
-    _integer(sp["n"], "--n")
-    _number(sp["top_p"], "--top-p", lambda v: 0 < v <= 1, "a number in (0, 1]")
-    _number(
-        sp["temperature"], "--temperature", lambda v: v >= 0, "a number >= 0 (0: greedy samples)"
-    )
-    if sp.get("max_new_tokens") is not None:
-        _integer(sp["max_new_tokens"], "--max-new-tokens")
-    _integer(sp["chunk_size"], "--chunk-size")
-    _integer(sp["batch_size"], "--batch-size")
+    from probunlearn.core.specs import SAMPLING_OPTIONS
+
+    for o in SAMPLING_OPTIONS:
+        if o.type is not str and (error := o.error(sp.get(o.name, o.default))):
+            raise PlanError(error)
     _integer(sp.get("base_seed", 0), "--seed", 0)
     check_template(sp["template"])
 
@@ -155,7 +151,7 @@ def _check_running(ev: Mapping) -> None:
         raise PlanError(
             f"--tofu-format {ev['tofu_format']!r}: expected one of {', '.join(TOFU_FORMATS)}"
         )
-    from probunlearn.evaluate.environment import DEVICE
+    from probunlearn.models.device import DEVICE
 
     if not isinstance(ev.get("device", "auto"), str) or not DEVICE.match(ev.get("device", "auto")):
         raise PlanError(f"--device {ev['device']!r}: expected auto, cpu, cuda or cuda:N (or mps)")
@@ -173,7 +169,7 @@ def _check_running(ev: Mapping) -> None:
 def check_template(template: object) -> None:
     """A prompt template: ``auto``, ``chat`` or a ``str.format`` text whose one field is
     ``{question}``."""
-    from probunlearn.evaluate.environment import AUTO, CHAT, DEFAULT_TEMPLATE
+    from probunlearn.models.files import AUTO, CHAT, DEFAULT_TEMPLATE
 
     if template in (AUTO, CHAT):
         return
@@ -205,28 +201,6 @@ def looks_like_hub_id(source: object) -> bool:
     not a path that does not exist."""
     text = str(source)
     return not text.startswith((".", "/", "~")) and text.count("/") <= 1
-
-
-def dkw_floor(n: int, alpha: float) -> float:
-    """The smallest M_gen n samples can give (the one-sided DKW band's half-width)."""
-    return math.sqrt(math.log(1 / alpha) / (2 * n))
-
-
-def small_n_warning(n: int, alpha: float, width: float = DEFAULT_TARGET_WIDTH) -> str | None:
-    """A warning where n samples per prompt cannot bring M_gen below ``width`` (None: they can),
-    with the n that would (:func:`probunlearn.bounds.samples_needed`)."""
-    from probunlearn import bounds
-
-    floor = dkw_floor(n, alpha)
-    if floor <= width:
-        return None
-    need = bounds.samples_needed(width, alpha)
-    zero = 1 - alpha ** (1 / n)  # Clopper-Pearson's upper bound with no leak in n samples
-    return (
-        f"n = {n} samples per prompt is small: at alpha = {alpha:g} no M_gen can be below "
-        f"{floor:.3g} (M_mu not much below), and M_bin with no leak at all is {zero:.3g}; "
-        f"--n {need} brings that floor to {width:g} (probunlearn.bounds.samples_needed)"
-    )
 
 
 def benchmark_of(choice: str) -> Benchmark:
@@ -341,9 +315,7 @@ class Plan(CorePlanner):
             dtype=ev.get("dtype", "float32"),
             device=ev.get("device", "auto"),
             seed=sp["base_seed"],
-            top_p=sp["top_p"],
-            chunk_size=int(sp["chunk_size"]),
-            batch_size=sp["batch_size"],
+            sampling=sp,
             settings={self.SETTING: Setting(n=sp["n"], temperature=sp["temperature"])},
             bounds=ev["bounds"],
             greedy_sets=[],
@@ -549,7 +521,7 @@ class Plan(CorePlanner):
         jobs run elsewhere through a profile; the workflow does not, as its jobs may)."""
         check_options(self.ev)
         if device and self.ev.get("profile") is None:
-            from probunlearn.evaluate.environment import DeviceError, check_device
+            from probunlearn.models.device import DeviceError, check_device
 
             try:
                 check_device(self.ev.get("device", "auto"))
@@ -656,7 +628,7 @@ class Plan(CorePlanner):
     def _check_chat_template(self) -> None:
         """``--template chat`` needs a chat template in every model's tokenizer (read from the
         files of a local model; a hub model's is known only once loaded)."""
-        from probunlearn.evaluate.environment import CHAT, has_chat_template
+        from probunlearn.models.files import CHAT, has_chat_template
 
         if self.ev["sampling"]["template"] != CHAT or self.benchmark_template is not None:
             return
@@ -739,7 +711,7 @@ class Plan(CorePlanner):
         """Model -> open-unlearning's result files of ``--openunlearning`` (a file, or the
         ``<NAME>_SUMMARY.json`` / ``_EVAL.json`` of a directory), each read once here: a file of
         another layout is an error naming it."""
-        from probunlearn.evaluate.openunlearning import (
+        from probunlearn.report.evaluation.openunlearning import (
             find_openunlearning_files,
             read_openunlearning,
         )
@@ -812,7 +784,7 @@ class Plan(CorePlanner):
 
     def bindings(self) -> dict[str, dict]:
         """Each model name of this call and the checkpoint it names (source, revision, base):
-        what the output directory binds the name to (:mod:`probunlearn.evaluate.outdir`)."""
+        what the output directory binds the name to (:mod:`probunlearn.storage.outdir`)."""
         return {
             n: {"source": str(m["source"]), "revision": m.get("revision"), "base": self.base_of(n)}
             for n, m in self.models.items()

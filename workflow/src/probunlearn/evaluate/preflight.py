@@ -18,6 +18,7 @@ import os
 import re
 from pathlib import Path
 
+from probunlearn.models.files import TOKENIZER_FILES, context_length
 from probunlearn.storage import checkpoints
 from probunlearn.storage.atomic import write_text
 
@@ -26,7 +27,6 @@ ROW_BYTES = 400
 """Bytes a sampling job holds per answer besides its tokens (row keys, text, table cells)."""
 TOKEN_BYTES = 48
 """Bytes a sampling job holds per generated token (a Python int in a list, its text)."""
-CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx")
 
 
 class CheckCache:
@@ -68,25 +68,9 @@ def model_dir(source: str, base: str | None) -> Path | None:
     if not path.is_dir():
         return None
     if checkpoints.is_adapter(path):
-        if not any((path / f).is_file() for f in checkpoints.TOKENIZER_FILES):
+        if not any((path / f).is_file() for f in TOKENIZER_FILES):
             return Path(base) if base and Path(base).is_dir() else None
     return path
-
-
-def context_length(directory: Path) -> int | None:
-    """The model's context (positions) from its config.json, or None where it names none."""
-    cfg_path = directory / "config.json"
-    if not cfg_path.is_file():
-        return None
-    try:
-        cfg = json.loads(cfg_path.read_text())
-    except (OSError, ValueError):
-        return None
-    for section in (cfg, cfg.get("text_config") or {}):
-        for key in CONTEXT_KEYS:
-            if isinstance(section.get(key), int):
-                return int(section[key])
-    return None
 
 
 def check_tokenizer(name: str, source: str, revision: str | None, base: str | None):
@@ -96,9 +80,9 @@ def check_tokenizer(name: str, source: str, revision: str | None, base: str | No
 
     d = model_dir(source, base)
     label = f"model {name!r} ({d if d is not None else source})"
-    if d is not None and not any((d / f).is_file() for f in checkpoints.TOKENIZER_FILES):
+    if d is not None and not any((d / f).is_file() for f in TOKENIZER_FILES):
         raise PlanError(
-            f"{label}: no tokenizer files ({', '.join(checkpoints.TOKENIZER_FILES)}); save the "
+            f"{label}: no tokenizer files ({', '.join(TOKENIZER_FILES)}); save the "
             "tokenizer the model was trained with into its directory"
         )
     try:

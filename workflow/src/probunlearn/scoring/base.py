@@ -53,7 +53,7 @@ class Scorer:
     #: Whether it needs a model judge (``Context.judge``) to be exact; False for text-only scorers.
     uses_judge: ClassVar[bool] = False
     #: The kinds of data (``answer``, ``keywords``, ``requests``) whose summaries and figures show it
-    #: first (:func:`probunlearn.evaluate.userdata.score_kind`).
+    #: first (:func:`probunlearn.data.userdata.score_kind`).
     primary_for: ClassVar[tuple[str, ...]] = ()
 
     def applies(self, rows: Any) -> bool:

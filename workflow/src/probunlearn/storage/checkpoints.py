@@ -83,8 +83,6 @@ def check_local_model(name: str, source: str | os.PathLike, *, base: str | None 
         raise CheckpointError(f"{label}: no *.safetensors weights{extra}")
 
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
-"""A model directory holds at least one of these when its tokenizer is there."""
 _HEADER_LIMIT = 100 << 20  # safetensors' own limit on the JSON header
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from probunlearn.evaluate.jobs import summarize
+from probunlearn.steps.evaluation import summarize
 from probunlearn.steps.logs import log_to
 
 sm = snakemake  # noqa: F821

@@ -516,7 +516,7 @@ def report_figures(
     question), each with a caption that explains its marks; writes the figure files in ``files``
     (``gen_curves``, ``greedy_vs_sampled``, ``worst_prompt``: PNG paths). ``questions``: id ->
     the question's text; ``target_width``: the width the small-n notes aim at."""
-    from probunlearn.evaluate.summary import (
+    from probunlearn.report.evaluation.summary import (
         best_auc_lower,
         bound_floor,
         samples_to_reach,

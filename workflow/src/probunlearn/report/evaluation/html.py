@@ -2,7 +2,7 @@
 
 ``report.html``: the warnings, the summary (bounds beside what was observed), TOFU's and DCUE's
 metrics, the comparison with the original, TOFU's breakdown per set, the figures
-(:mod:`probunlearn.evaluate.figures`), a glossary of every column, the models and the configuration
+(:mod:`probunlearn.report.evaluation.figures`), a glossary of every column, the models and the configuration
 that ran. ``questions.html``: one row per (model, question), sortable by any column. Numbers have
 three significant digits (the CSVs beside the pages hold every digit); columns that nothing filled
 are left out, and a column that is the same on every row is said once above its table; a bound that
@@ -216,7 +216,7 @@ def _img(path: str | os.PathLike, alt: str) -> str:
 
 
 def _panel(p) -> str:
-    """A figure's panel (:class:`probunlearn.evaluate.figures.Panel`) as an image at its CSS size
+    """A figure's panel (:class:`probunlearn.report.evaluation.figures.Panel`) as an image at its CSS size
     (narrower where the page is), its smallest text in image pixels as ``data-font``."""
     data = base64.b64encode(p.png).decode()
     title = f' title="{html.escape(p.title)}"' if p.title else ""
@@ -227,7 +227,7 @@ def _panel(p) -> str:
 
 
 def figure_html(f, heading: bool = True) -> str:
-    """A report figure (:class:`probunlearn.evaluate.figures.ReportFigure`): its heading (or none:
+    """A report figure (:class:`probunlearn.report.evaluation.figures.ReportFigure`): its heading (or none:
     the figure of the table above it), its panels side by side (wrapping), its caption."""
     key = html.escape(f.key)
     head = f'<h2 id="{key}">{html.escape(f.heading)}</h2><figure>' if heading else ""
@@ -353,7 +353,7 @@ def weak_bounds(
     """The bound columns (``m_bin``, ``worst_m_bin``, ``m_mu``, ``m_sigma``, ``m_gen``) that no
     samples could bring below ``width`` at n samples a question (their floor: every sample scoring
     0), as column -> (floor, the n that brings the floor to ``width``)."""
-    from probunlearn.evaluate.summary import NO_INFORMATION, bound_floor, samples_to_reach
+    from probunlearn.report.evaluation.summary import NO_INFORMATION, bound_floor, samples_to_reach
 
     out = {}
     for c in columns:
@@ -384,7 +384,7 @@ def weak_note(weak: Mapping[str, tuple[float, int]], n: int, width: float) -> st
 def auc_note(membership: pl.DataFrame, alpha: float, width: float) -> str:
     """The note under the membership table where its set size bounds what any statistic can show:
     a perfect separation's interval, and the texts a side that would narrow it to ``width``."""
-    from probunlearn.evaluate.summary import best_auc_lower, texts_to_reach
+    from probunlearn.report.evaluation.summary import best_auc_lower, texts_to_reach
 
     if not membership.height or "n_forget" not in membership.columns:
         return ""
@@ -492,17 +492,17 @@ def write_report(
     the figures, the configuration that ran, with an original model the comparison with it, and
     TOFU's breakdown where computed; the attack table (``attacks``), the membership table
     (``membership``) and open-unlearning's numbers beside ours (``openunlearning``:
-    :func:`probunlearn.evaluate.summary.side_by_side`).
+    :func:`probunlearn.report.evaluation.summary.side_by_side`).
 
     With ``curves``, ``per_prompt`` and ``scores`` (model -> each question's bounds, every
-    sample's scores) the figures are drawn here (:func:`probunlearn.evaluate.figures.report_figures`,
+    sample's scores) the figures are drawn here (:func:`probunlearn.report.evaluation.figures.report_figures`,
     questions named by their text in ``questions``, the per-question rows) and ``figures`` names the
     figure files to write (``gen_curves``, ``greedy_vs_sampled``, ``worst_prompt`` -> PNG path);
     without them ``figures`` (title -> PNG) and ``extra_figures`` (``attacks``, ``membership`` ->
     PNG) are shown as they are. ``target_width``: what a bound or an AUC interval must be able to
-    reach to inform (--target-width; default :data:`probunlearn.evaluate.plan.DEFAULT_TARGET_WIDTH`)."""
+    reach to inform (--target-width; default :data:`probunlearn.report.evaluation.summary.DEFAULT_TARGET_WIDTH`)."""
     if target_width is None:
-        from probunlearn.evaluate.plan import DEFAULT_TARGET_WIDTH
+        from probunlearn.report.evaluation.summary import DEFAULT_TARGET_WIDTH
 
         target_width = DEFAULT_TARGET_WIDTH
     level = f"{1 - alpha:g}"
@@ -564,7 +564,7 @@ def write_report(
         shown += list(breakdown.columns)
     drawn = None
     if curves is not None and per_prompt is not None and scores is not None:
-        from probunlearn.evaluate.figures import report_figures
+        from probunlearn.report.evaluation.figures import report_figures
 
         texts = {}
         if questions is not None and "question" in questions.columns:
@@ -795,7 +795,7 @@ def write_questions(
     weak = {}
     if alpha is not None and q.height:
         if target_width is None:
-            from probunlearn.evaluate.plan import DEFAULT_TARGET_WIDTH
+            from probunlearn.report.evaluation.summary import DEFAULT_TARGET_WIDTH
 
             target_width = DEFAULT_TARGET_WIDTH
         shown = [c for c in QUESTION_NUMBERS if c in q.columns and q[c].is_not_null().any()]

@@ -16,6 +16,7 @@ intervals the claims use (``comparison.csv``). :func:`question_rows` is the per-
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 
@@ -25,6 +26,32 @@ import polars as pl
 from probunlearn import bounds
 from probunlearn.metrics.table import read_metrics
 from probunlearn.storage.atomic import write_csv
+
+DEFAULT_TARGET_WIDTH = 0.15
+"""The bound width the small-n warning and the report's marks aim at without ``--target-width``."""
+
+
+def dkw_floor(n: int, alpha: float) -> float:
+    """The smallest M_gen n samples can give (the one-sided DKW band's half-width)."""
+    return math.sqrt(math.log(1 / alpha) / (2 * n))
+
+
+def small_n_warning(n: int, alpha: float, width: float = DEFAULT_TARGET_WIDTH) -> str | None:
+    """A warning where n samples per prompt cannot bring M_gen below ``width`` (None: they can),
+    with the n that would (:func:`probunlearn.bounds.samples_needed`)."""
+    from probunlearn import bounds
+
+    floor = dkw_floor(n, alpha)
+    if floor <= width:
+        return None
+    need = bounds.samples_needed(width, alpha)
+    zero = 1 - alpha ** (1 / n)  # Clopper-Pearson's upper bound with no leak in n samples
+    return (
+        f"n = {n} samples per prompt is small: at alpha = {alpha:g} no M_gen can be below "
+        f"{floor:.3g} (M_mu not much below), and M_bin with no leak at all is {zero:.3g}; "
+        f"--n {need} brings that floor to {width:g} (probunlearn.bounds.samples_needed)"
+    )
+
 
 #: the TOFU and DCUE metrics joined to each model's rows, in column order
 EXTRA_METRICS = ("forget_quality", "model_utility", "dcue_pvalue")
@@ -339,12 +366,12 @@ def side_by_side(
     membership: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Our numbers and open-unlearning's, one row per (model, tool, metric): for every model with
-    open-unlearning files (``theirs``: model -> files, :func:`probunlearn.evaluate.openunlearning.read_openunlearning`),
+    open-unlearning files (``theirs``: model -> files, :func:`probunlearn.report.evaluation.openunlearning.read_openunlearning`),
     ours (``tool`` probunlearn: :data:`OURS` of the ``score`` row of the summary, and with a
     membership table each statistic's ``auc_<statistic>`` and ``privleak_<statistic>``), then theirs
     (``tool`` open-unlearning, ``benchmark`` and ``file`` as read, ``metric`` named as they name it).
     Empty (the columns only) without open-unlearning files."""
-    from probunlearn.evaluate.openunlearning import read_openunlearning
+    from probunlearn.report.evaluation.openunlearning import read_openunlearning
 
     frames = []
     for model, files in theirs.items():
