@@ -17,11 +17,12 @@ AUC and its interval on each seed, whether the interval lies above chance (the f
 from the holdout set: ``auc_lo > 0.5``) or holds chance (``auc_lo <= 0.5 <= auc_hi``) on each seed and
 on all of them, and PrivLeak per seed.
 
-Two readings (issue 42): ``holds_on_all`` uses ``holds`` (one run's point estimates, as the paper
-compares them); ``reproduced`` uses ``holds_interval``: a claim that compares two models holds on a
-seed only if its interval on the difference lies on the claimed side, and it is reproduced when
-that is so on every seed (a claim without an interval, or a claims.csv without the column, counts
-as not holding under this reading). The intervals and ``holds_holm`` are listed per seed too.
+Two readings (issues 42, 49): ``holds_on_all`` uses ``holds`` (one run's point estimates, as the
+paper compares them); ``reproduced`` uses ``holds_interval``: a claim holds on a seed under this
+reading only if its verdict there is "yes" (its valid test at alpha shows it; docs/claims.md), and it
+is reproduced when that is so on every seed ("not shown", "no", "no interval: ...", or a claims.csv
+made before issue 49, whose boolean column copied ``holds`` or rested on the jackknife, count as not
+holding). The intervals and the verdicts ``holds_interval`` and ``holds_holm`` are listed per seed.
 """
 
 from __future__ import annotations
@@ -64,11 +65,11 @@ def seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
                 pl.format("[{}, {}]", pl.col("lower").round(4), pl.col("upper").round(4)).alias(
                     f"interval_s{seed}"
                 ),
-                pl.col("holds_interval").cast(pl.Boolean).alias(f"holds_interval_s{seed}"),
-                pl.col("holds_holm").cast(pl.Boolean).alias(f"holds_holm_s{seed}"),
+                pl.col("holds_interval").cast(pl.String).alias(f"holds_interval_s{seed}"),
+                pl.col("holds_holm").cast(pl.String).alias(f"holds_holm_s{seed}"),
             ]
         else:
-            cols.append(pl.lit(None, dtype=pl.Boolean).alias(f"holds_interval_s{seed}"))
+            cols.append(pl.lit(None, dtype=pl.String).alias(f"holds_interval_s{seed}"))
         frames.append(df.select(cols))
     out = frames[0]
     for df in frames[1:]:
@@ -78,7 +79,9 @@ def seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
     return out.with_columns(
         pl.all_horizontal(pl.col(holds).fill_null(False)).alias("holds_on_all"),
         pl.sum_horizontal(pl.col(holds).cast(pl.Int32).fill_null(0)).alias("seeds_holding"),
-        pl.all_horizontal(pl.col(with_iv).fill_null(False)).alias("reproduced"),
+        pl.all_horizontal([(pl.col(c) == "yes").fill_null(False) for c in with_iv]).alias(
+            "reproduced"
+        ),
     )
 
 

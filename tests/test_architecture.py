@@ -164,7 +164,7 @@ DOCUMENTED = {
         "make_table1", "make_fig3_tofu", "make_fig3a", "make_fig4", "make_fig5a", "make_fig5b",
         "make_fig5c_table2", "make_fig6", "make_fig_sequential", "make_dcue_vs_fq",
     ],
-    "probunlearn.report.claims": ["write_claims"],
+    "probunlearn.report.claims": ["write_claims", "claims_table", "CLAIMS", "Claim", "point"],
     "probunlearn.report.figures": [],
     "probunlearn.benchmarks": ["BENCHMARKS", "Benchmark", "fetch_dataset", "build_benchmark_sets"],
     "probunlearn.benchmarks.base": [],

@@ -388,11 +388,13 @@ def test_attack_table_bounds_before_and_after(tmp_path):
 
 
 def test_attack_claims_read_the_share_of_knowledge_kept():
-    from probunlearn.report.claims import (
-        RESTORE_MIN,
-        attack_quantization_restores,
-        attack_relearning_restores,
-    )
+    from probunlearn.report.claims import RESTORE_MIN, point
+
+    def attack_quantization_restores(df):
+        return point("attack-quantization-restores", {"attacks": df})
+
+    def attack_relearning_restores(df):
+        return point("attack-relearning-restores", {"attacks": df})
 
     def table(rise: float) -> pl.DataFrame:
         base = {"evalset": "forget10", "target_greedy": 0.8, "retain_term": True,

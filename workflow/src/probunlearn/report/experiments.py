@@ -15,7 +15,7 @@ import polars as pl
 from probunlearn import bounds, scoring
 from probunlearn.metrics.table import read_metrics
 from probunlearn.report import figures
-from probunlearn.report.prompts import pick_question, prompt_stats
+from probunlearn.report.prompts import prompt_stats, shown_question
 
 
 def _summary(scores_path: str, rho: float) -> dict[str, float]:
@@ -57,12 +57,12 @@ def make_fig3_tofu(
         r = st[label].filter(pl.col("id") == qid)
         return np.asarray(r["samples"][0], dtype=float), float(r["greedy"][0])
 
-    qb = pick_question(st["GA"], st["GD"])
+    qb = shown_question(scores["GA"], scores["GD"])  # chosen on the even samples
     (sa, ga), (sb, gb) = one("GA", qb), one("GD", qb)
     figures.fig3_histograms(
         sa, ga, "GA", sb, gb, "GD", outs["fig3b"], tables["fig3b"], question=question[qb]
     )
-    qc = pick_question(st["NPO"], st["Ours"])
+    qc = shown_question(scores["NPO"], scores["Ours"])  # the odd ones test Fig. 3d
     (sa, ga), (sb, gb) = one("NPO", qc), one("Ours", qc)
     figures.fig3_histograms(
         sa, ga, "NPO", sb, gb, "Ours", outs["fig3c"], tables["fig3c"], question=question[qc]
