@@ -150,7 +150,7 @@ DOCUMENTED = {
     "probunlearn.methods": ["Method", "Setting", "Step", "METHODS"],
     "probunlearn.core": ["RULES", "SCRIPTS"],
     "probunlearn.core.planner": ["CorePlanner", "RunSettings", "ModelInfo", "SetInfo", "Setting"],
-    "probunlearn.core.specs": ["SamplingSpec", "ScoringSpec", "TeacherForcingSpec", "DcueSpec"],
+    "probunlearn.steps.specs": ["SamplingSpec", "ScoringSpec", "TeacherForcingSpec", "DcueSpec"],
     "probunlearn.steps.sample": ["run_sample_shard_rule", "run_sampling_shard"],
     "probunlearn.steps.score": ["run_score"],
     "probunlearn.steps.greedy": ["run_evaluation"],

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from probunlearn.benchmarks import evaluate_choices
-from probunlearn.core.specs import SAMPLING_OPTIONS
+from probunlearn.steps.specs import SAMPLING_OPTIONS
 
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
 FINGERPRINTS = ".probunlearn/fingerprints.json"  # relative to --out, as the Snakefile reads it
@@ -35,174 +35,96 @@ class UsageError(ValueError):
     """A command-line value that cannot be used; reported as one line, exit status 2."""
 
 
+MANY = {"action": "append", "default": []}
+# every option but the sampling ones (core.specs.SAMPLING_OPTIONS): (group, flag, argparse keywords)
+# fmt: off
+OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("models", "--model", {**MANY, "metavar": "NAME=PATH_OR_ID[@REV]", "help": "a model to "
+     "evaluate (repeatable): a local directory, a PEFT adapter directory or a hub id at an "
+     "optional revision"}),
+    ("models", "--base", {**MANY, "metavar": "NAME=PATH_OR_ID", "help": "the base model of "
+     "adapter NAME (default: the base the adapter names)"}),
+    ("models", "--reference", {"metavar": "NAME=PATH_OR_ID[@REV]", "help": "a retain-only model: "
+     "TOFU's forget quality"}),
+    ("models", "--original", {"metavar": "NAME=PATH_OR_ID[@REV]", "help": "the model before "
+     "unlearning: DCUE (needs a holdout set)"}),
+    ("data", "--benchmark", {"help": "a built-in or registered benchmark: CHOICES"}),
+    ("data", "--data-dir", {"type": Path, "help": "read the benchmark from a local copy laid out "
+     "like ../shared/data"}),
+    ("data", "--data", {"type": Path, "metavar": "FILE", "help": "your questions (.jsonl, .json, "
+     ".csv, .parquet): question and answer, or keywords, or neither with --judge"}),
+    ("data", "--holdout", {"type": Path, "metavar": "FILE", "help": "questions the original model "
+     "never saw (DCUE's D_v), same format"}),
+    ("data", "--judge", {"choices": ["refusal", "harmbench"], "help": "score answers to requests "
+     "by a harm judge"}),
+    ("data", "--judge-model", {"help": "the HarmBench classifier's directory"}),
+    ("data", "--tofu-format", {"default": "phi", "choices": ["phi", "llama2"], "help": "TOFU's "
+     "question/answer tags for its forget quality, model utility and the log-probabilities DCUE "
+     "reads (phi: 'Question: ', '\\n', 'Answer: '; llama2: '[INST] ', ' [/INST]', '')"}),
+    ("attacks, membership inference, open-unlearning", "--attack", {**MANY, "metavar": "SPEC",
+     "help": "attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8 (LLM.int8's "
+     "weights only), relearn:steps=20,lr=1e-5,examples=8, paraphrase, prefix, fewshot:3; the "
+     "bounds before and after go to attacks.csv and the report (docs/attacks.md)"}),
+    ("attacks, membership inference, open-unlearning", "--membership", {"default": "auto",
+     "metavar": "STATS", "help": "membership inference of the forget set against the holdout set "
+     "(with a holdout set): auto (default: every statistic that needs no reference model, and "
+     "reference with --reference), none, or a comma-separated list of loss, zlib, min_k, "
+     "min_k_plus_plus, reference, gradnorm (membership.csv; docs/membership.md)"}),
+    ("attacks, membership inference, open-unlearning", "--openunlearning", {**MANY,
+     "metavar": "NAME=FILE_OR_DIR", "help": "open-unlearning's results of model NAME "
+     "(repeatable): a TOFU_SUMMARY.json, TOFU_EVAL.json, MUSE_SUMMARY.json or MUSE_EVAL.json, or "
+     "the directory holding them; shown beside ours (openunlearning.csv, the report)"}),
+    ("sampling and bounds", "--seed", {"type": int, "default": 0, "help": "base seed of the "
+     "samples (0)"}),
+    ("sampling and bounds", "--alpha", {"type": float, "default": 0.01, "help": "significance "
+     "level (0.01)"}),
+    ("sampling and bounds", "--leak-threshold", {"type": float, "metavar": "T", "help": "a leak "
+     "is a score >= T: M_bin of continuous scores (ROUGE-L)"}),
+    ("sampling and bounds", "--target-width", {"type": float, "default": 0.15, "metavar": "W",
+     "help": "warn where n samples cannot bring M_gen below W, with the n that would (0.15)"}),
+    ("running", "--device", {"default": "auto", "help": "auto, cpu, cuda, cuda:1, ... (auto)"}),
+    ("running", "--dtype", {"default": "float32", "choices": ["float32", "bfloat16", "float16"]}),
+    ("running", "--threads", {"type": int, "default": 1, "help": "CPU threads per model job (1)"}),
+    ("running", "--out", {"type": Path, "required": True, "help": "output directory (cached "
+     "between calls)"}),
+    ("running", "--cores", {"type": int, "default": 1, "help": "passed to snakemake (1)"}),
+    ("running", "--profile", {"help": "a snakemake profile directory or name, passed through "
+     "(e.g. a SLURM profile)"}),
+    ("running", "--dry-run", {"action": "store_true", "help": "show the jobs, run nothing"}),
+    ("running", "--unlock", {"action": "store_true", "help": "remove the lock a stopped call left "
+     "in --out (one whose process is gone) and exit; a lock of a dead process on this host is "
+     "taken over without it"}),
+    ("running", "--replace", {**MANY, "metavar": "NAME", "help": "let model NAME, bound in --out "
+     "to another checkpoint, name this call's one (its results there are replaced; repeatable)"}),
+    ("running", "--summary", {"default": "all", "choices": ["all", "this"], "help": "the summary "
+     "lists every model evaluated in --out so far (all, default) or only this call's models "
+     "(this)"}),
+    ("running", "--verbose", {"action": "store_true", "help": "show Snakemake's own output "
+     "(default: one line per job done, its output in <out>/logs/evaluate.log)"}),
+)
+# fmt: on
+
+
 def add_parser(sub: Any) -> None:
-    """Register the ``evaluate`` subcommand."""
+    """Register the ``evaluate`` subcommand: :data:`OPTIONS`, and the sampling options of
+    :data:`probunlearn.steps.specs.SAMPLING_OPTIONS` first in their group."""
     p = sub.add_parser(
         "evaluate",
         help="sample, score and bound your own checkpoints on a benchmark or your own questions",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    m = p.add_argument_group("models")
-    m.add_argument(
-        "--model",
-        action="append",
-        default=[],
-        metavar="NAME=PATH_OR_ID[@REV]",
-        help="a model to evaluate (repeatable): a local directory, a PEFT adapter "
-        "directory or a hub id at an optional revision",
-    )
-    m.add_argument(
-        "--base",
-        action="append",
-        default=[],
-        metavar="NAME=PATH_OR_ID",
-        help="the base model of adapter NAME (default: the base the adapter names)",
-    )
-    m.add_argument(
-        "--reference",
-        default=None,
-        metavar="NAME=PATH_OR_ID[@REV]",
-        help="a retain-only model: TOFU's forget quality",
-    )
-    m.add_argument(
-        "--original",
-        default=None,
-        metavar="NAME=PATH_OR_ID[@REV]",
-        help="the model before unlearning: DCUE (needs a holdout set)",
-    )
-    d = p.add_argument_group("data")
-    d.add_argument(
-        "--benchmark",
-        default=None,
-        help="a built-in or registered benchmark: " + ", ".join(sorted(evaluate_choices())),
-    )
-    d.add_argument(
-        "--data-dir",
-        default=None,
-        type=Path,
-        help="read the benchmark from a local copy laid out like ../shared/data",
-    )
-    d.add_argument(
-        "--data",
-        default=None,
-        type=Path,
-        metavar="FILE",
-        help="your questions (.jsonl, .json, .csv, .parquet): question and answer, "
-        "or keywords, or neither with --judge",
-    )
-    d.add_argument(
-        "--holdout",
-        default=None,
-        type=Path,
-        metavar="FILE",
-        help="questions the original model never saw (DCUE's D_v), same format",
-    )
-    d.add_argument(
-        "--judge",
-        default=None,
-        choices=["refusal", "harmbench"],
-        help="score answers to requests by a harm judge",
-    )
-    d.add_argument("--judge-model", default=None, help="the HarmBench classifier's directory")
-    d.add_argument(
-        "--tofu-format",
-        default="phi",
-        choices=["phi", "llama2"],
-        help="TOFU's question/answer tags for its forget quality, model utility and "
-        "the log-probabilities DCUE reads (phi: 'Question: ', '\\n', 'Answer: '; "
-        "llama2: '[INST] ', ' [/INST]', '')",
-    )
-    x = p.add_argument_group("attacks, membership inference, open-unlearning")
-    x.add_argument(
-        "--attack",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8 (LLM.int8's "
-        "weights only), "
-        "relearn:steps=20,lr=1e-5,examples=8, paraphrase, prefix, fewshot:3; the bounds before "
-        "and after go to attacks.csv and the report (docs/attacks.md)",
-    )
-    x.add_argument(
-        "--membership",
-        default="auto",
-        metavar="STATS",
-        help="membership inference of the forget set against the holdout set (with a holdout "
-        "set): auto (default: every statistic that needs no reference model, and reference "
-        "with --reference), none, or a comma-separated list of loss, zlib, min_k, "
-        "min_k_plus_plus, reference, gradnorm (membership.csv; docs/membership.md)",
-    )
-    x.add_argument(
-        "--openunlearning",
-        action="append",
-        default=[],
-        metavar="NAME=FILE_OR_DIR",
-        help="open-unlearning's results of model NAME (repeatable): a TOFU_SUMMARY.json, "
-        "TOFU_EVAL.json, MUSE_SUMMARY.json or MUSE_EVAL.json, or the directory holding them; "
-        "shown beside ours (openunlearning.csv, the report)",
-    )
-    s = p.add_argument_group("sampling and bounds")
-    for o in SAMPLING_OPTIONS:
-        s.add_argument(o.flag, type=None if o.type is str else o.type, default=o.default,
-                       help=o.help)  # fmt: skip
-    s.add_argument("--seed", type=int, default=0, help="base seed of the samples (0)")
-    s.add_argument("--alpha", type=float, default=0.01, help="significance level (0.01)")
-    s.add_argument(
-        "--leak-threshold",
-        type=float,
-        default=None,
-        metavar="T",
-        help="a leak is a score >= T: M_bin of continuous scores (ROUGE-L)",
-    )
-    s.add_argument(
-        "--target-width",
-        type=float,
-        default=0.15,
-        metavar="W",
-        help="warn where n samples cannot bring M_gen below W, with the n that would (0.15)",
-    )
-    r = p.add_argument_group("running")
-    r.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, ... (auto)")
-    r.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
-    r.add_argument("--threads", type=int, default=1, help="CPU threads per model job (1)")
-    r.add_argument(
-        "--out", type=Path, required=True, help="output directory (cached between calls)"
-    )
-    r.add_argument("--cores", type=int, default=1, help="passed to snakemake (1)")
-    r.add_argument(
-        "--profile",
-        default=None,
-        help="a snakemake profile directory or name, passed through (e.g. a SLURM profile)",
-    )
-    r.add_argument("--dry-run", action="store_true", help="show the jobs, run nothing")
-    r.add_argument(
-        "--unlock",
-        action="store_true",
-        help="remove the lock a stopped call left in --out (one whose process is gone) and exit; "
-        "a lock of a dead process on this host is taken over without it",
-    )
-    r.add_argument(
-        "--replace",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="let model NAME, bound in --out to another checkpoint, name this call's one "
-        "(its results there are replaced; repeatable)",
-    )
-    r.add_argument(
-        "--summary",
-        default="all",
-        choices=["all", "this"],
-        help="the summary lists every model evaluated in --out so far (all, default) or only "
-        "this call's models (this)",
-    )
-    r.add_argument(
-        "--verbose",
-        action="store_true",
-        help="show Snakemake's own output (default: one line per job done, its output in "
-        "<out>/logs/evaluate.log)",
-    )
+    groups: dict[str, Any] = {}
+    choices = ", ".join(sorted(evaluate_choices()))
+    for group, flag, kw in OPTIONS:
+        if group not in groups:
+            groups[group] = p.add_argument_group(group)
+            for o in SAMPLING_OPTIONS if group == "sampling and bounds" else ():
+                kind = None if o.type is str else o.type
+                groups[group].add_argument(o.flag, type=kind, default=o.default, help=o.help)
+        if "help" in kw:
+            kw = {**kw, "help": kw["help"].replace("CHOICES", choices)}
+        groups[group].add_argument(flag, **kw)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,7 @@ The including Snakefile names its planner ``CORE``, a subclass of
 :class:`probunlearn.evaluate.plan.Plan` for an evaluation), which supplies what differs between the
 workflows as typed facts (the run's settings, one model, one eval set, the models of each rule, the
 attacks and the membership inference) and builds every rule param from them
-(:mod:`probunlearn.core.specs`); and it defines ``core_env(kind)`` (the conda environment file of a
+(:mod:`probunlearn.steps.specs`); and it defines ``core_env(kind)`` (the conda environment file of a
 job that loads a model, ``"torch"``, or not, ``"analysis"``), ``report_table(name)`` and
 ``figure_outputs(name)`` (where the attack and membership tables and figures go).
 

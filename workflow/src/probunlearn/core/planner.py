@@ -16,7 +16,7 @@ supplies only what differs between them, as typed facts:
   where it has none).
 
 Every rule param is then built here, by one function per kind of job, from those facts
-(:mod:`probunlearn.core.specs`), so the same model, eval set and settings get the same samples,
+(:mod:`probunlearn.steps.specs`), so the same model, eval set and settings get the same samples,
 scores and bounds in both workflows.
 """
 
@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from probunlearn.core.specs import (
+from probunlearn.data.evalsets import UTILITY_SETS
+from probunlearn.steps.specs import (
     DcueSpec,
     SamplingSpec,
     ScoringSpec,
     TeacherForcingSpec,
 )
-from probunlearn.data.evalsets import UTILITY_SETS
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class RunSettings:
     device: str
     seed: int
     sampling: Mapping[str, Any]
-    """The config's sampling block: every :class:`~probunlearn.core.specs.SamplingSpec` field it
+    """The config's sampling block: every :class:`~probunlearn.steps.specs.SamplingSpec` field it
     names that no setting, eval set or model decides (``top_p``, ``chunk_size``, ``batch_size``,
     ``pack_prompts``, ``random_numbers``, ...), read by name: a new sampling option is a new field
     of the spec, read from the block without a change here."""

@@ -29,8 +29,8 @@ from typing import Any
 
 from probunlearn import methods
 from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
-from probunlearn.core.specs import canon
 from probunlearn.dag.naming import parse_unlearned, retain_split
+from probunlearn.steps.specs import canon
 
 SEP = "--"
 """Between a model (or eval set) and its attack in a name."""

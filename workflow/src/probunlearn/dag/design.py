@@ -24,7 +24,6 @@ from probunlearn.benchmarks import (
     dataset_files,
 )
 from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
-from probunlearn.core.specs import canon
 from probunlearn.dag.attacks import AttackDesign, is_attacked, parse_attacked, plain_evalset
 from probunlearn.dag.membership import MembershipDesign
 from probunlearn.dag.naming import (
@@ -41,6 +40,7 @@ from probunlearn.data.evalsets import (
     UTILITY_SETS,
     WORLD_SETS,
 )
+from probunlearn.steps.specs import canon
 
 # sets sampled for the utility of Table 1's models and of the lambda_r sweep (Fig. 5a)
 UTILITY_SAMPLED = ("real_authors", "world_facts")

@@ -9,8 +9,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from probunlearn.core.specs import canon
 from probunlearn.data.evalsets import FORGET_SPLITS, RETAIN_OF
+from probunlearn.steps.specs import canon
 
 EXPERIMENT = "membership"
 FINE_TUNED = {"full", *FORGET_SPLITS, *RETAIN_OF.values(), "retain"}

@@ -123,7 +123,7 @@ def check_options(ev: Mapping) -> None:
 
 
 def _check_sampling(sp: Mapping) -> None:
-    from probunlearn.core.specs import SAMPLING_OPTIONS
+    from probunlearn.steps.specs import SAMPLING_OPTIONS
 
     for o in SAMPLING_OPTIONS:
         if o.type is not str and (error := o.error(sp.get(o.name, o.default))):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -16,6 +17,7 @@ from probunlearn.sampling import (
     sample_sequential,
     teacher_forced_logprobs,
 )
+from probunlearn.steps.specs import SamplingSpec
 from probunlearn.storage.atomic import write_parquet
 
 
@@ -60,11 +62,37 @@ def seed_key(model: str, evalset: str, setting: str, random_numbers: str = "comm
 
 
 def run_sample_shard_rule(
-    *, model: str, evalset: str, setting: str, random_numbers: str = "common", **kwargs
+    *,
+    model: str,
+    evalset: str,
+    setting: str,
+    evalset_path: str,
+    out_path: str,
+    shard: int,
+    model_path: str,
+    revision: str | None = None,
+    base: str | None = None,
+    **params: Any,
 ) -> None:
-    """Rule sample_shard: :func:`run_sampling_shard` with the seed key of (model, eval set, setting)
-    (:func:`seed_key`; ``random_numbers`` is a rule param only when not the default)."""
-    run_sampling_shard(seed_key=seed_key(model, evalset, setting, random_numbers), **kwargs)
+    """Rule sample_shard: the rule's sampling params as their typed spec
+    (:class:`probunlearn.steps.specs.SamplingSpec`: a param it has no field for is an error naming
+    it), then :func:`run_sampling_shard` with the seed key of (model, eval set, setting)
+    (:func:`seed_key`) and the spec's sampler arguments."""
+    spec = SamplingSpec.from_params(params)
+    run_sampling_shard(
+        model_path,
+        evalset_path,
+        out_path,
+        shard=shard,
+        chunk_size=spec.chunk_size,
+        revision=revision,
+        base=base,
+        dtype=spec.dtype,
+        threads=spec.threads,
+        seed_key=seed_key(model, evalset, setting, spec.random_numbers),
+        sequential=spec.sequential,
+        **spec.sampler_kwargs(),
+    )
 
 
 def run_sampling_shard(

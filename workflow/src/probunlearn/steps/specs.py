@@ -88,8 +88,12 @@ class SamplingSpec:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SamplingSpec:
-        """The spec a rule's params hold (the inverse of :meth:`params`)."""
+        """The spec a rule's params hold (the inverse of :meth:`params`); a param that is no
+        field is a ValueError naming it."""
         given = dict(params)
+        unknown = sorted(set(given) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"sampling params {unknown}: no such setting of {cls.__name__}")
         if "stops" in given:
             given["stops"] = tuple(given["stops"] or ())
         return cls(**given)
