@@ -59,6 +59,78 @@ def test_no_import_cycles(root):
             visit(m, [m])
 
 
+UP_A_FLOOR_BEFORE = 4
+"""Imports up a floor when the layer table was first checked (issue 48): no more may be listed."""
+
+
+def layer_table(root: Path) -> tuple[dict[str, int], dict[str, set[str]], set[tuple[str, str]]]:
+    """From docs/architecture.md: each folder's floor and the folders it says it imports, and the
+    (from, to) imports up a floor it lists with their reasons."""
+    text = (root / "docs" / "architecture.md").read_text()
+    table = text[text.index("| floor | folder |") :].split("\n\n", 1)[0].splitlines()[2:]
+    floors, said = {}, {}
+    for row in table:
+        cells = [c.strip() for c in row.strip().strip("|").split(" | ")]
+        folder = cells[1].strip("`").removesuffix("/").removesuffix(".py")
+        floors[folder] = int(cells[0])
+        listed = re.sub(r"\([^)]*\)", "", cells[3])
+        said[folder] = {n.strip() for n in listed.split(",") if n.strip() not in ("", "—")}
+    up = text[text.index("| from | to | where | why |") :].split("\n\n", 1)[0].splitlines()[2:]
+    exceptions = {
+        tuple(
+            c.strip().strip("`").removesuffix("/") for c in row.strip().strip("|").split(" | ")[:2]
+        )
+        for row in up
+    }
+    return floors, said, exceptions
+
+
+def folder_imports(root: Path) -> dict[str, dict[str, set[str]]]:
+    """Folder -> folder it imports -> the files that do (lazy imports and .smk files included)."""
+    mods, src = modules(root), root / "workflow" / "src" / PKG
+    out: dict[str, dict[str, set[str]]] = {}
+    files = [(m, p) for m, p in mods.items()] + [
+        ("", p) for p in [*src.rglob("*.smk"), *src.rglob("Snakefile")]
+    ]
+    for name, path in files:
+        rel = path.relative_to(src)
+        folder = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        if folder == "__init__":
+            continue
+        if path.suffix == ".py":
+            targets = [m for m, _ in imports_of(name, path, set(mods))]
+        else:
+            targets = re.findall(r"^\s*(?:from|import) (probunlearn\.\w+)", path.read_text(), re.M)
+        for t in targets:
+            to = t.split(".")[1]
+            if to != folder:
+                out.setdefault(folder, {}).setdefault(to, set()).add(str(rel))
+    return out
+
+
+def test_the_layer_table_is_the_import_graph(root):
+    """docs/architecture.md's layer table is the code's: each folder imports exactly the folders it
+    lists, and none on a higher floor but the listed exceptions, which are no more than before."""
+    floors, said, exceptions = layer_table(root)
+    actual = folder_imports(root)
+    assert set(floors) >= set(actual), (
+        f"folders missing from the table: {set(actual) - set(floors)}"
+    )
+    for folder, targets in actual.items():
+        assert set(targets) == said[folder], (
+            f"{folder}/ imports {sorted(targets)}; the table lists {sorted(said[folder])}"
+        )
+        for to, where in targets.items():
+            if floors[to] > floors[folder]:
+                assert (folder, to) in exceptions, (
+                    f"{folder}/ (floor {floors[folder]}) imports {to}/ (floor {floors[to]}) in "
+                    f"{sorted(where)}: up a floor, and not among the listed exceptions"
+                )
+    for folder, to in exceptions:
+        assert to in actual.get(folder, {}), f"the exception {folder} -> {to} is no import"
+    assert len(exceptions) <= UP_A_FLOOR_BEFORE
+
+
 def test_no_private_names_across_modules(root):
     mods = modules(root)
     bad = []
