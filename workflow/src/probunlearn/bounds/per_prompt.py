@@ -446,6 +446,49 @@ def samples_needed(epsilon: float, alpha: float = 0.01, two_sided: bool = False)
 # --------------------------------------------------------------------------------------------
 
 
+def _threshold_keys(thresholds: ArrayLike | None) -> tuple[FloatArray, list[str]]:
+    """The checked thresholds (default 0.0, 0.1, ..., 1.0) and their column keys; duplicates are
+    an error."""
+    t, _ = check_thresholds(default_thresholds() if thresholds is None else thresholds)
+    keys = [threshold_key(v) for v in t]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"thresholds contain duplicates: {t.tolist()!r}")
+    return t, keys
+
+
+def _greedy_scores(greedy: ArrayLike, m: int) -> FloatArray:
+    """The greedy scores, one per prompt, checked."""
+    g2, _ = as_scores(np.ravel(np.asarray(greedy)), name="greedy scores")
+    g = g2[0]
+    if g.size != m:
+        raise ValueError(f"greedy has {g.size} values for {m} prompt(s)")
+    return g
+
+
+def _raise_not_binary(x2: FloatArray, is_1d: bool, name: str) -> None:
+    """The error of an M_bin asked for on scores that are not 0 or 1, naming the first such."""
+    where, i, j = locate_first((x2 != 0.0) & (x2 != 1.0), is_1d)
+    raise ValueError(
+        f"M_bin of {name!r} needs binary scores (0 or 1) or a leak threshold: {name!r} has "
+        f"{float(x2[i, j])!r} at {where}. Set a leak threshold T, so that a leak is a "
+        "score >= T (leak_threshold=T; `probunlearn bounds --leak-threshold T`; config "
+        "bounds.leak_threshold)"
+    )
+
+
+def _cdf_at(t: FloatArray, cdf: FloatArray, x2: FloatArray, bins: int) -> FloatArray:
+    """F_n at the thresholds ``t`` (prompts x thresholds): read off the grid of ``bins`` bins
+    (``cdf``) where a threshold is a grid point, counted in the scores ``x2`` otherwise."""
+    n = x2.shape[1]
+    pos = np.clip(np.rint(t * bins).astype(np.intp), 0, bins)
+    on_grid = (np.arange(bins + 1, dtype=np.float64) / bins)[pos] == t
+    f_t = np.empty((x2.shape[0], t.size))
+    f_t[:, on_grid] = cdf[:, pos[on_grid]]
+    if not on_grid.all():
+        f_t[:, ~on_grid] = counts_le(x2, t[~on_grid]) / n
+    return f_t
+
+
 def summarize(
     x: ArrayLike,
     greedy: ArrayLike | None = None,
@@ -477,40 +520,18 @@ def summarize(
     k = _check_bins(bins)
     r = _check_rho(rho)
     leak_t = _check_leak_threshold(leak_threshold)
-    t, _ = check_thresholds(default_thresholds() if thresholds is None else thresholds)
-    keys = [threshold_key(v) for v in t]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"thresholds contain duplicates: {t.tolist()!r}")
+    t, keys = _threshold_keys(thresholds)
     x2, is_1d = as_scores(x, check=False)
     m, n = x2.shape
-    g = None
-    if greedy is not None:
-        g2, _ = as_scores(np.ravel(np.asarray(greedy)), name="greedy scores")
-        g = g2[0]
-        if g.size != m:
-            raise ValueError(f"greedy has {g.size} values for {m} prompt(s)")
+    g = None if greedy is None else _greedy_scores(greedy, m)
 
     counts, mean, std, ones = _scan(x2, k, moments=True, check=(is_1d, "scores"))
     cdf = counts / n
     binary = bool((counts[:, 0] + ones == n).all())  # counts[:, 0] is #{x == 0}
     if m_bin and not binary and leak_t is None:
-        where, i, j = locate_first((x2 != 0.0) & (x2 != 1.0), is_1d)
-        raise ValueError(
-            f"M_bin of {name!r} needs binary scores (0 or 1) or a leak threshold: {name!r} has "
-            f"{float(x2[i, j])!r} at {where}. Set a leak threshold T, so that a leak is a "
-            "score >= T (leak_threshold=T; `probunlearn bounds --leak-threshold T`; config "
-            "bounds.leak_threshold)"
-        )
+        _raise_not_binary(x2, is_1d, name)
     m_sigma, (mu_lo, mu_hi) = _std_from_cdf(cdf, n, a)
-
-    # F_n at the thresholds: read off the grid where a threshold is a grid point.
-    pos = np.clip(np.rint(t * k).astype(np.intp), 0, k)
-    on_grid = (np.arange(k + 1, dtype=np.float64) / k)[pos] == t
-    f_t = np.empty((m, t.size))
-    f_t[:, on_grid] = cdf[:, pos[on_grid]]
-    if not on_grid.all():
-        f_t[:, ~on_grid] = counts_le(x2, t[~on_grid]) / n
-    m_gen = np.minimum(1.0 - f_t + dkw_epsilon(n, a), 1.0)
+    m_gen = np.minimum(1.0 - _cdf_at(t, cdf, x2, k) + dkw_epsilon(n, a), 1.0)
 
     cols: dict[str, Any] = {
         "n": np.full(m, n, dtype=np.int64),

@@ -328,41 +328,14 @@ def tofu_generation_inputs(tokenizer, rows, fmt) -> tuple[list[str], list[str]]:
     return prompts, truths
 
 
-def tofu_generate(
-    model,
-    tokenizer,
-    rows,
-    fmt,
-    *,
-    max_length: int = 200,
-    batch_size: int = 30,
-    device: str | None = None,
-) -> pl.DataFrame:
-    """TOFU's greedy answers and their ROUGE-L recall (``evaluate_util.run_generation`` and
-    ``eval_rouge_recall``).
-
-    Prompts and ground truths from :func:`tofu_generation_inputs`; consecutive batches of ``batch_size``
-    prompts (TOFU's eval ``batch_size``: 30) are left-padded with the eos token, tokenised with the
-    tokenizer's own special tokens, and decoded greedily until eos or until ``max_length`` tokens counting
-    the padded prompt (TOFU's ``generation.max_length``: 200). ROUGE-L recall against the ground truth
-    with stemming (rouge_score's, :func:`probunlearn.scoring.rouge_l`).
-
-    Returns one row per question: ``id``, ``prompt``, ``generated``, ``ground_truth``, ``rougeL_recall``.
-    """
+def _generate_left_padded(
+    model, tokenizer, prompts: list[str], fmt, *, max_length: int, batch_size: int, dev
+) -> list[str]:
+    """Greedy answers to ``prompts`` as TOFU generates them: consecutive batches left-padded with
+    the eos token, decoded until eos or ``max_length`` tokens counting the padded prompt (an empty
+    answer where the prompt fills it). The tokenizer's padding settings are restored after."""
     import torch
 
-    from probunlearn import models
-    from probunlearn.metrics.token_scores import rows_as_dicts
-    from probunlearn.scoring import rouge_l
-
-    if batch_size < 1 or max_length < 1:
-        raise ValueError(f"batch_size and max_length must be >= 1, got {batch_size}, {max_length}")
-    ids_ = [r["id"] for r in rows_as_dicts(rows)]
-    prompts, truths = tofu_generation_inputs(tokenizer, rows, fmt)
-    dev = next(model.parameters()).device
-    if device is not None and models.resolve_device(str(device)) != dev:
-        dev = models.resolve_device(str(device))
-        model.to(dev)
     eos = tokenizer.eos_token_id
     side = tokenizer.padding_side
     pad_token = tokenizer.pad_token
@@ -396,6 +369,46 @@ def tofu_generate(
     finally:
         tokenizer.padding_side = side
         tokenizer.pad_token = pad_token
+    return generated
+
+
+def tofu_generate(
+    model,
+    tokenizer,
+    rows,
+    fmt,
+    *,
+    max_length: int = 200,
+    batch_size: int = 30,
+    device: str | None = None,
+) -> pl.DataFrame:
+    """TOFU's greedy answers and their ROUGE-L recall (``evaluate_util.run_generation`` and
+    ``eval_rouge_recall``).
+
+    Prompts and ground truths from :func:`tofu_generation_inputs`; consecutive batches of ``batch_size``
+    prompts (TOFU's eval ``batch_size``: 30) are left-padded with the eos token, tokenised with the
+    tokenizer's own special tokens, and decoded greedily until eos or until ``max_length`` tokens counting
+    the padded prompt (TOFU's ``generation.max_length``: 200). ROUGE-L recall against the ground truth
+    with stemming (rouge_score's, :func:`probunlearn.scoring.rouge_l`).
+
+    Returns one row per question: ``id``, ``prompt``, ``generated``, ``ground_truth``, ``rougeL_recall``.
+    """
+
+    from probunlearn import models
+    from probunlearn.metrics.token_scores import rows_as_dicts
+    from probunlearn.scoring import rouge_l
+
+    if batch_size < 1 or max_length < 1:
+        raise ValueError(f"batch_size and max_length must be >= 1, got {batch_size}, {max_length}")
+    ids_ = [r["id"] for r in rows_as_dicts(rows)]
+    prompts, truths = tofu_generation_inputs(tokenizer, rows, fmt)
+    dev = next(model.parameters()).device
+    if device is not None and models.resolve_device(str(device)) != dev:
+        dev = models.resolve_device(str(device))
+        model.to(dev)
+    generated = _generate_left_padded(
+        model, tokenizer, prompts, fmt, max_length=max_length, batch_size=batch_size, dev=dev
+    )
     scores = rouge_l(generated, truths) if generated else np.zeros(0)
     return pl.DataFrame(
         {

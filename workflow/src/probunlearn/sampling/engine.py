@@ -276,17 +276,13 @@ class Engine:
         with attention_kernels(self.device):
             return self._run_batch(prompt_of, keys, greedy, cold_above)
 
-    def _run_batch(
-        self,
-        prompt_of: list[int],
-        keys: list[int],
-        greedy: list[bool],
-        cold_above: float | None,
-    ) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    def _start(
+        self, prompt_of: list[int]
+    ) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor | None, int]:
+        """Where a batch's decoding starts: the KV cache of every row's prompt (left-padded to the
+        longest, with room for ``max_new`` more positions), each row's next-token logits and prompt
+        length, the attention mask (None without padding) and the padded width."""
         dev, max_new = self.device, self.max_new
-        n_rows = len(prompt_of)
-        if cold_above is not None and (not greedy[0] or any(greedy[1:])):
-            raise ValueError("cold_above needs the batch's one greedy row first")
         distinct = list(dict.fromkeys(prompt_of))
         missing = [p for p in distinct if p not in self._store]
         if missing:
@@ -321,28 +317,60 @@ class Engine:
             offs = width - plen
             cols = torch.arange(width + max_new, device=dev)
             mask = (cols.unsqueeze(0) >= offs.unsqueeze(1)).long()
+        return cache, logits, plen, mask, width
+
+    def _pick(
+        self,
+        logits: torch.Tensor,
+        t: int,
+        key_t: torch.Tensor,
+        live: torch.Tensor,
+        is_greedy: torch.Tensor,
+        rid: torch.Tensor,
+        conf: torch.Tensor,
+        *,
+        any_greedy: bool,
+        all_greedy: bool,
+    ) -> torch.Tensor:
+        """The tokens of decoding step ``t``: a top-p draw for sampled rows, the argmax for greedy
+        rows, whose top-1 probability is added to their entry of ``conf`` (in place)."""
+        if all_greedy:
+            tok = logits.argmax(-1)
+        else:
+            tok = top_p_sample(logits, key_t, t, temperature=self.temperature, top_p=self.top_p)
+        if any_greedy:
+            gsel = (live & is_greedy).nonzero().squeeze(-1)
+            if gsel.numel():
+                lg = logits[gsel]
+                top1, am = lg.max(-1)
+                if not all_greedy:
+                    tok[gsel] = am
+                top1 = (top1 - torch.logsumexp(lg, -1)).exp()
+                conf.index_add_(0, rid[gsel], top1.to(torch.float64))
+        return tok
+
+    def _run_batch(
+        self,
+        prompt_of: list[int],
+        keys: list[int],
+        greedy: list[bool],
+        cold_above: float | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, bool]:
+        dev, max_new = self.device, self.max_new
+        n_rows = len(prompt_of)
+        if cold_above is not None and (not greedy[0] or any(greedy[1:])):
+            raise ValueError("cold_above needs the batch's one greedy row first")
+        cache, logits, plen, mask, width = self._start(prompt_of)
         rid = torch.arange(n_rows, device=dev)  # current row -> batch row
         live = torch.ones(n_rows, dtype=torch.bool, device=dev)
         key_t = torch.tensor(keys, dtype=torch.long, device=dev)
         is_greedy = torch.tensor(greedy, dtype=torch.bool, device=dev)
-        any_greedy, all_greedy = any(greedy), all(greedy)
+        modes = {"any_greedy": any(greedy), "all_greedy": all(greedy)}
         watch = cold_above is not None  # row 0, the greedy row, is still live and in place 0
         tokens = torch.full((n_rows, max_new), -1, dtype=torch.long, device=dev)
         conf = torch.zeros(n_rows, dtype=torch.float64, device=dev)
         for t in range(max_new):
-            if all_greedy:
-                tok = logits.argmax(-1)
-            else:
-                tok = top_p_sample(logits, key_t, t, temperature=self.temperature, top_p=self.top_p)
-            if any_greedy:
-                gsel = (live & is_greedy).nonzero().squeeze(-1)
-                if gsel.numel():
-                    lg = logits[gsel]
-                    top1, am = lg.max(-1)
-                    if not all_greedy:
-                        tok[gsel] = am
-                    top1 = (top1 - torch.logsumexp(lg, -1)).exp()
-                    conf.index_add_(0, rid[gsel], top1.to(torch.float64))
+            tok = self._pick(logits, t, key_t, live, is_greedy, rid, conf, **modes)
             live_rows = live.nonzero().squeeze(-1)
             tokens[rid[live_rows], t] = tok[live_rows]
             if self.eos is not None:

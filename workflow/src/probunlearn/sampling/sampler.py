@@ -301,6 +301,148 @@ def decision_bounds(
     return float(lower[-1]), float(upper[-1])
 
 
+def _check_sequential(
+    sequence: str,
+    q: float | None,
+    round_size: int,
+    n_max: int,
+    top_p: float,
+    temperature: float,
+    max_new_tokens: int,
+    batch_size: int,
+) -> None:
+    """Raise a ValueError for a setting :func:`sample_sequential` cannot run with."""
+    if sequence not in SEQUENCES:
+        raise ValueError(f"sequence must be one of {SEQUENCES}, got {sequence!r}")
+    check_settings(n_max, top_p, temperature, max_new_tokens, batch_size)
+    if round_size < 1 or n_max % round_size:
+        raise ValueError(
+            f"round_size must be >= 1 and divide n_max; got round_size={round_size}, n_max={n_max}"
+        )
+    if q is not None and not 0.0 < q < 1.0:
+        raise ValueError(f"q must be in (0, 1) or None, got {q!r}")
+    if temperature <= 0:
+        raise ValueError("sequential sampling needs temperature > 0")
+
+
+class _Rounds:
+    """The state of sequential sampling over ``P`` prompts: the decoded rows, the greedy
+    confidences, the scores, the values each prompt's bound sees (0/1 leaks with a
+    ``leak_threshold``, else the scores), each prompt's (decision, lower, upper) and the prompts
+    still sampling."""
+
+    def __init__(self, P: int, leak_threshold: float | None) -> None:
+        self.leak_threshold = leak_threshold
+        self.rows_out: dict[tuple[int, int], tuple[list[int], bool]] = {}
+        self.gconf = np.zeros(P)
+        self.values: list[list[float]] = [[] for _ in range(P)]
+        self.score_of: dict[tuple[int, int], float] = {}
+        self.state = {p: ("undecided", math.nan, math.nan) for p in range(P)}
+        self.active = list(range(P))
+
+    def rows(self, r: int, round_size: int) -> list[tuple[int, int]]:
+        """The (prompt, sample) rows of round ``r``: the active prompts' next ``round_size``
+        samples, after their greedy row (sample -1) in round 0."""
+        lo_s = r * round_size
+        return [
+            (p, s)
+            for p in self.active
+            for s in ([-1] if r == 0 else []) + list(range(lo_s, lo_s + round_size))
+        ]
+
+    def record(
+        self,
+        rows: list[tuple[int, int]],
+        toks: list[list[int]],
+        stopped: list[bool],
+        conf: np.ndarray,
+        tokenizer,
+        score: Callable[[list[str], list[int]], np.ndarray],
+        stops: Sequence[str],
+    ) -> None:
+        """Keep a round's decoded rows and greedy confidences; score its samples."""
+        for i, (p, s) in enumerate(rows):
+            self.rows_out[(p, s)] = (toks[i], stopped[i])
+            if s < 0:
+                self.gconf[p] = conf[i]
+        sampled = [(i, p) for i, (p, s) in enumerate(rows) if s >= 0]
+        texts = tokenizer.batch_decode([toks[i] for i, _ in sampled], skip_special_tokens=True)
+        sc = np.asarray(
+            score([answer_text(t, stops) for t in texts], [p for _, p in sampled]), float
+        )
+        binary = self.leak_threshold is not None
+        for (i, p), v in zip(sampled, sc, strict=True):
+            self.score_of[rows[i]] = float(v)
+            self.values[p].append(float(v >= self.leak_threshold) if binary else float(v))
+
+    def decide(self, q: float | None, alpha: float, sequence: str) -> int:
+        """Bound every active prompt; stop those whose bound settles against ``q``. Returns how
+        many stopped."""
+        binary = self.leak_threshold is not None
+        still = []
+        for p in self.active:
+            lower, upper = decision_bounds(
+                np.array(self.values[p]), alpha, binary=binary, sequence=sequence
+            )
+            self.state[p] = ("undecided", lower, upper)
+            if q is not None and upper < q:
+                self.state[p] = ("below", *self.state[p][1:])
+            elif q is not None and lower > q:
+                self.state[p] = ("above", *self.state[p][1:])
+            else:
+                still.append(p)
+        n_stopped = len(self.active) - len(still)
+        self.active = still
+        return n_stopped
+
+    def frames(
+        self,
+        ids: list[str],
+        tokenizer,
+        score: Callable[[list[str], list[int]], np.ndarray],
+        stops: Sequence[str],
+        temperature: float,
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(samples, decisions) of :func:`sample_sequential`; scores the greedy rows."""
+        rows_out, values, state, P = self.rows_out, self.values, self.state, len(ids)
+        order = sorted(rows_out, key=lambda r: (r[0], r[1]))
+        seqs = [rows_out[r][0] for r in order]
+        decoded = tokenizer.batch_decode(seqs, skip_special_tokens=True)
+        texts = [answer_text(t, stops) for t in decoded]
+        greedy_at = [i for i, r in enumerate(order) if r[1] < 0]
+        greedy_scores = score([texts[i] for i in greedy_at], [order[i][0] for i in greedy_at])
+        self.score_of.update(
+            {order[i]: float(v) for i, v in zip(greedy_at, greedy_scores, strict=True)}
+        )
+        scores = [self.score_of[r] for r in order]
+        import polars as pl
+
+        samples = pl.DataFrame(
+            {
+                "id": [ids[p] for p, _ in order],
+                "sample": [s for _, s in order],
+                "greedy": [s < 0 for _, s in order],
+                "text": texts,
+                "n_tokens": [len(s) for s in seqs],
+                "stopped_eos": [rows_out[r][1] for r in order],
+                "temperature": [0.0 if s < 0 else float(temperature) for _, s in order],
+                "greedy_confidence": [float(self.gconf[p]) for p, _ in order],
+                "score": scores,
+            }
+        )
+        decisions = pl.DataFrame(
+            {
+                "id": ids,
+                "n": [len(values[p]) for p in range(P)],
+                "estimate": [float(np.mean(values[p])) for p in range(P)],
+                "lower": [state[p][1] for p in range(P)],
+                "upper": [state[p][2] for p in range(P)],
+                "decision": [state[p][0] for p in range(P)],
+            }
+        )
+        return samples, decisions
+
+
 def sample_sequential(
     model,
     tokenizer,
@@ -346,28 +488,14 @@ def sample_sequential(
     ``stops``: as in :func:`sample_answers`, before the texts are scored.
     """
     ids, questions = [str(i) for i in ids], list(questions)
-    if sequence not in SEQUENCES:
-        raise ValueError(f"sequence must be one of {SEQUENCES}, got {sequence!r}")
-    check_settings(n_max, top_p, temperature, max_new_tokens, batch_size)
-    if round_size < 1 or n_max % round_size:
-        raise ValueError(
-            f"round_size must be >= 1 and divide n_max; got round_size={round_size}, n_max={n_max}"
-        )
-    if q is not None and not 0.0 < q < 1.0:
-        raise ValueError(f"q must be in (0, 1) or None, got {q!r}")
-    if temperature <= 0:
-        raise ValueError("sequential sampling needs temperature > 0")
+    _check_sequential(
+        sequence, q, round_size, n_max, top_p, temperature, max_new_tokens, batch_size
+    )
     prompts, dev = prepare_prompts(
         model, tokenizer, ids, questions, template, max_new_tokens, device
     )
-    binary = leak_threshold is not None
     P = len(ids)
-    rows_out: dict[tuple[int, int], tuple[list[int], bool]] = {}
-    gconf = np.zeros(P)
-    values: list[list[float]] = [[] for _ in range(P)]
-    score_of: dict[tuple[int, int], float] = {}
-    state = {p: ("undecided", math.nan, math.nan) for p in range(P)}
-    active = list(range(P))
+    rounds = _Rounds(P, leak_threshold)
     with tqdm(total=P * (n_max + 1), disable=not progress, desc="sampling", unit="sample") as bar:
         settings = (temperature, top_p, max_new_tokens, batch_size)
         engine = make_engine(
@@ -375,77 +503,15 @@ def sample_sequential(
         )
         with torch.inference_mode():
             for r in range(n_max // round_size):
-                lo_s = r * round_size
-                rows = [
-                    (p, s)
-                    for p in active
-                    for s in ([-1] if r == 0 else []) + list(range(lo_s, lo_s + round_size))
-                ]
+                rows = rounds.rows(r, round_size)
                 keys = sample_keys(
                     seed_key, base_seed, [ids[p] for p, _ in rows], [s for _, s in rows]
                 )
-                toks, stopped, conf, _ = engine.run(rows, keys, keep=active)
-                for i, (p, s) in enumerate(rows):
-                    rows_out[(p, s)] = (toks[i], stopped[i])
-                    if s < 0:
-                        gconf[p] = conf[i]
-                sampled = [(i, p) for i, (p, s) in enumerate(rows) if s >= 0]
-                texts = tokenizer.batch_decode(
-                    [toks[i] for i, _ in sampled], skip_special_tokens=True
-                )
-                sc = np.asarray(
-                    score([answer_text(t, stops) for t in texts], [p for _, p in sampled]), float
-                )
-                for (i, p), v in zip(sampled, sc, strict=True):
-                    score_of[rows[i]] = float(v)
-                    values[p].append(float(v >= leak_threshold) if binary else float(v))
-                still = []
-                for p in active:
-                    lower, upper = decision_bounds(
-                        np.array(values[p]), alpha, binary=binary, sequence=sequence
-                    )
-                    state[p] = ("undecided", lower, upper)
-                    if q is not None and upper < q:
-                        state[p] = ("below", *state[p][1:])
-                    elif q is not None and lower > q:
-                        state[p] = ("above", *state[p][1:])
-                    else:
-                        still.append(p)
-                bar.total -= (n_max - lo_s - round_size) * (len(active) - len(still))
+                toks, stopped, conf, _ = engine.run(rows, keys, keep=rounds.active)
+                rounds.record(rows, toks, stopped, conf, tokenizer, score, stops)
+                n_stopped = rounds.decide(q, alpha, sequence)
+                bar.total -= (n_max - r * round_size - round_size) * n_stopped
                 bar.refresh()
-                active = still
-                if not active:
+                if not rounds.active:
                     break
-    order = sorted(rows_out, key=lambda r: (r[0], r[1]))
-    seqs = [rows_out[r][0] for r in order]
-    texts = [answer_text(t, stops) for t in tokenizer.batch_decode(seqs, skip_special_tokens=True)]
-    greedy_at = [i for i, r in enumerate(order) if r[1] < 0]
-    greedy_scores = score([texts[i] for i in greedy_at], [order[i][0] for i in greedy_at])
-    score_of.update({order[i]: float(v) for i, v in zip(greedy_at, greedy_scores, strict=True)})
-    scores = [score_of[r] for r in order]
-    import polars as pl
-
-    samples = pl.DataFrame(
-        {
-            "id": [ids[p] for p, _ in order],
-            "sample": [s for _, s in order],
-            "greedy": [s < 0 for _, s in order],
-            "text": texts,
-            "n_tokens": [len(s) for s in seqs],
-            "stopped_eos": [rows_out[r][1] for r in order],
-            "temperature": [0.0 if s < 0 else float(temperature) for _, s in order],
-            "greedy_confidence": [float(gconf[p]) for p, _ in order],
-            "score": scores,
-        }
-    )
-    decisions = pl.DataFrame(
-        {
-            "id": ids,
-            "n": [len(values[p]) for p in range(P)],
-            "estimate": [float(np.mean(values[p])) for p in range(P)],
-            "lower": [state[p][1] for p in range(P)],
-            "upper": [state[p][2] for p in range(P)],
-            "decision": [state[p][0] for p in range(P)],
-        }
-    )
-    return samples, decisions
+    return rounds.frames(ids, tokenizer, score, stops, temperature)

@@ -27,6 +27,41 @@ def _aligned(conf: pl.DataFrame, ids: list[str]) -> np.ndarray:
     return a[np.isfinite(a)]
 
 
+def _confidences(
+    tables: Mapping[str, str | os.PathLike],
+    forget_rows: pl.DataFrame,
+    val_rows: pl.DataFrame,
+    spans: Mapping,
+) -> dict[tuple[str, bool], pl.DataFrame]:
+    """Per-row confidences of each log-probability table (``of``, ``uf``, ``ov``, ``uv``: original
+    or unlearned model on the forget or validation set), on the core tokens and on all tokens:
+    ``{(table, core): frame}``."""
+    frames = {k: pl.read_parquet(p) for k, p in tables.items()}
+    conf: dict[tuple[str, bool], pl.DataFrame] = {}
+    for core in (True, False):
+        for k, tab in frames.items():
+            rows_ = forget_rows if k[1] == "f" else val_rows
+            conf[(k, core)] = core_confidence(tab, rows_, use_core=core, spans=spans)
+    return conf
+
+
+def _write_confidences(
+    conf: Mapping[tuple[str, bool], pl.DataFrame], path: str | os.PathLike
+) -> None:
+    """All confidences in one parquet file, with columns ``model`` (original / unlearned),
+    ``set`` (forget / val) and ``core``."""
+    frames = []
+    for (k, core), df in conf.items():
+        frames.append(
+            df.with_columns(
+                pl.lit({"o": "original", "u": "unlearned"}[k[0]]).alias("model"),
+                pl.lit({"f": "forget", "v": "val"}[k[1]]).alias("set"),
+                pl.lit(core).alias("core"),
+            )
+        )
+    write_parquet(pl.concat(frames), path)
+
+
 def run_dcue(
     orig_forget_logprobs: str | os.PathLike,
     unl_forget_logprobs: str | os.PathLike,
@@ -66,19 +101,12 @@ def run_dcue(
         extractor = LLMCoreExtractor(core_model, revision=core_model_revision, **prompts)
     spans = {**core_spans(forget_rows, extractor), **core_spans(val_rows, extractor)}
     tables = {
-        k: pl.read_parquet(p)
-        for k, p in (
-            ("of", orig_forget_logprobs),
-            ("uf", unl_forget_logprobs),
-            ("ov", orig_val_logprobs),
-            ("uv", unl_val_logprobs),
-        )
+        "of": orig_forget_logprobs,
+        "uf": unl_forget_logprobs,
+        "ov": orig_val_logprobs,
+        "uv": unl_val_logprobs,
     }
-    conf: dict[tuple[str, bool], pl.DataFrame] = {}
-    for core in (True, False):
-        for k, tab in tables.items():
-            rows_ = forget_rows if k[1] == "f" else val_rows
-            conf[(k, core)] = core_confidence(tab, rows_, use_core=core, spans=spans)
+    conf = _confidences(tables, forget_rows, val_rows, spans)
     f_ids = [str(i) for i in forget_rows["id"].to_list()]
     v_ids = [str(i) for i in val_rows["id"].to_list()]
 
@@ -108,14 +136,5 @@ def run_dcue(
     base = {"model": model_name, "method": method, "split": split, "evalset": evalset or split}
     write_metrics([{**base, "metric": m, "value": v} for m, v in values.items()], out_csv)
     if out_confidences is not None:
-        frames = []
-        for (k, core), df in conf.items():
-            frames.append(
-                df.with_columns(
-                    pl.lit({"o": "original", "u": "unlearned"}[k[0]]).alias("model"),
-                    pl.lit({"f": "forget", "v": "val"}[k[1]]).alias("set"),
-                    pl.lit(core).alias("core"),
-                )
-            )
-        write_parquet(pl.concat(frames), out_confidences)
+        _write_confidences(conf, out_confidences)
     return values

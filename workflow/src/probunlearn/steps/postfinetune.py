@@ -54,6 +54,54 @@ def unrelated_examples(paths: Sequence[str], forget_rows: pl.DataFrame) -> list[
     return pairs
 
 
+def _metric_rows(
+    forget_logprobs: str,
+    val_logprobs: str,
+    orig_forget_logprobs: str,
+    orig_val_logprobs: str,
+    reference_forget_logprobs: str | None,
+    reference_log: str | None,
+    forget_rows_path: str,
+    val_rows_path: str,
+    *,
+    model_name: str,
+    method: str,
+    split: str,
+    max_questions: int | None,
+) -> pl.DataFrame:
+    """The rows of :data:`KEPT` (setting :data:`SETTING`) of TOFU's forget quality and DCUE of the
+    fine-tuned model, from its log-probabilities on the forget and validation sets."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tofu_csv, dcue_csv = Path(tmp, "tofu.csv"), Path(tmp, "dcue.csv")
+        run_tofu_metrics(
+            out_csv=tofu_csv,
+            model=model_name,
+            method=method,
+            split=split,
+            forget_logprobs=forget_logprobs,
+            reference_forget_logprobs=reference_forget_logprobs,
+            reference_log=reference_log,
+            forget_rows=forget_rows_path if reference_log is not None else None,
+            max_questions=max_questions,
+        )
+        run_dcue(
+            orig_forget_logprobs,
+            forget_logprobs,
+            orig_val_logprobs,
+            val_logprobs,
+            forget_rows_path,
+            val_rows_path,
+            dcue_csv,
+            model_name=model_name,
+            method=method,
+            split=split,
+        )
+        df = pl.concat([read_metrics(tofu_csv), read_metrics(dcue_csv)])
+    return df.filter(pl.col("metric").is_in(sorted(KEPT))).with_columns(
+        pl.lit(SETTING).alias("setting")
+    )
+
+
 def run_postfinetune(
     model_dir: str,
     unrelated_paths: Sequence[str],
@@ -111,34 +159,19 @@ def run_postfinetune(
         fmt = tofu_format(tofu) if tofu is not None else None
         lp = teacher_forced_logprobs(model, tok, rows, template=template, fmt=fmt)
         write_parquet(lp, out)
-    with tempfile.TemporaryDirectory() as tmp:
-        tofu_csv, dcue_csv = Path(tmp, "tofu.csv"), Path(tmp, "dcue.csv")
-        run_tofu_metrics(
-            out_csv=tofu_csv,
-            model=model_name,
-            method=method,
-            split=split,
-            forget_logprobs=out_forget_logprobs,
-            reference_forget_logprobs=reference_forget_logprobs,
-            reference_log=reference_log,
-            forget_rows=forget_rows_path if reference_log is not None else None,
-            max_questions=(tofu or {}).get("ds_size"),
-        )
-        run_dcue(
-            orig_forget_logprobs,
-            out_forget_logprobs,
-            orig_val_logprobs,
-            out_val_logprobs,
-            forget_rows_path,
-            val_rows_path,
-            dcue_csv,
-            model_name=model_name,
-            method=method,
-            split=split,
-        )
-        df = pl.concat([read_metrics(tofu_csv), read_metrics(dcue_csv)])
-    df = df.filter(pl.col("metric").is_in(sorted(KEPT))).with_columns(
-        pl.lit(SETTING).alias("setting")
+    df = _metric_rows(
+        out_forget_logprobs,
+        out_val_logprobs,
+        orig_forget_logprobs,
+        orig_val_logprobs,
+        reference_forget_logprobs,
+        reference_log,
+        forget_rows_path,
+        val_rows_path,
+        model_name=model_name,
+        method=method,
+        split=split,
+        max_questions=(tofu or {}).get("ds_size"),
     )
     write_metrics(df.to_dicts(), out_csv)
     return df

@@ -128,6 +128,65 @@ def adaptive_columns(mat: np.ndarray, alpha: float) -> dict[str, np.ndarray]:
     return cols
 
 
+def _summarize_column(
+    scores: pl.DataFrame,
+    spec: Scorer,
+    *,
+    alpha: float,
+    bins: int,
+    rho: float,
+    leak_threshold: float | None,
+) -> tuple[pl.DataFrame, pl.DataFrame, list[tuple[str, float]]]:
+    """The bounds of one scorer's column: the per-prompt table (id, score, the paper's columns and
+    the simultaneous bounds), the columns added later (Sidak, variance-adaptive), and the metric
+    rows ((metric name, value) pairs) of :func:`summarize_scores`."""
+    col = spec.name
+    ids, mat, greedy = score_matrix(scores, col)
+    decision = spec.binary
+    summary = bounds.summarize(
+        mat,
+        greedy=greedy,
+        alpha=alpha,
+        bins=bins,
+        rho=rho,
+        leak_threshold=None if decision else leak_threshold,
+        m_bin=decision,
+        name=col,
+    )
+    sets = _set_level(mat, alpha, decision, leak_threshold, bins)
+    adaptive = adaptive_columns(mat, alpha)
+    columns = sets.pop("columns")
+    old_cols = {k: v for k, v in columns.items() if not k.endswith("_sidak")}
+    table = summary.with_columns(
+        pl.Series("id", ids),
+        pl.lit(col).alias("score"),
+        *(pl.Series(k, v) for k, v in old_cols.items()),
+    ).select("id", "score", pl.exclude("id", "score"))
+    new_cols = {k: v for k, v in columns.items() if k not in old_cols} | adaptive
+    means = {
+        "greedy": float(greedy.mean()),
+        "sampled_mean": float(summary["mean"].mean()),
+        "sampled_std": float(summary["std"].mean()),
+        "ed": float(summary["ed"].mean()),
+        "m_mu": float(summary["m_mu"].mean()),
+        "m_sigma": float(summary["m_sigma"].mean()),
+    }
+    if decision:
+        means["m_bin"] = float(summary["m_bin"].mean())
+    leak = None if decision or leak_threshold is None else bounds.leak_key(leak_threshold)
+    if leak is not None:
+        means[leak] = float(summary[leak].mean())
+    means.update(sets)
+    means["m_mu_bet"] = float(adaptive["m_mu_bet"].mean())
+    names = spec.metric_names()
+    if leak is not None:
+        names[leak] = f"{leak}_{col}"
+    names.update({key: f"{key}_{col}" for key in sets})  # worst_sidak_* (new) comes last
+    if "m_mu" in names:  # the betting bound beside M_mu, for the scores that report M_mu
+        names["m_mu_bet"] = f"m_mu_bet_{col}"
+    return table, pl.DataFrame(new_cols), [(name, means[key]) for key, name in names.items()]
+
+
 def summarize_scores(
     scores: pl.DataFrame,
     out_scores: str,
@@ -165,54 +224,12 @@ def summarize_scores(
     }
     rows, tables, added = [], [], []
     for spec in (s for s in scorers() if s.name in scores.columns):
-        col = spec.name
-        ids, mat, greedy = score_matrix(scores, col)
-        decision = spec.binary
-        summary = bounds.summarize(
-            mat,
-            greedy=greedy,
-            alpha=alpha,
-            bins=bins,
-            rho=rho,
-            leak_threshold=None if decision else leak_threshold,
-            m_bin=decision,
-            name=col,
+        table, new, metrics = _summarize_column(
+            scores, spec, alpha=alpha, bins=bins, rho=rho, leak_threshold=leak_threshold
         )
-        sets = _set_level(mat, alpha, decision, leak_threshold, bins)
-        adaptive = adaptive_columns(mat, alpha)
-        columns = sets.pop("columns")
-        old_cols = {k: v for k, v in columns.items() if not k.endswith("_sidak")}
-        tables.append(
-            summary.with_columns(
-                pl.Series("id", ids),
-                pl.lit(col).alias("score"),
-                *(pl.Series(k, v) for k, v in old_cols.items()),
-            ).select("id", "score", pl.exclude("id", "score"))
-        )
-        new_cols = {k: v for k, v in columns.items() if k not in old_cols} | adaptive
-        added.append(pl.DataFrame(new_cols))
-        means = {
-            "greedy": float(greedy.mean()),
-            "sampled_mean": float(summary["mean"].mean()),
-            "sampled_std": float(summary["std"].mean()),
-            "ed": float(summary["ed"].mean()),
-            "m_mu": float(summary["m_mu"].mean()),
-            "m_sigma": float(summary["m_sigma"].mean()),
-        }
-        if decision:
-            means["m_bin"] = float(summary["m_bin"].mean())
-        leak = None if decision or leak_threshold is None else bounds.leak_key(leak_threshold)
-        if leak is not None:
-            means[leak] = float(summary[leak].mean())
-        means.update(sets)
-        means["m_mu_bet"] = float(adaptive["m_mu_bet"].mean())
-        names = spec.metric_names()
-        if leak is not None:
-            names[leak] = f"{leak}_{col}"
-        names.update({key: f"{key}_{col}" for key in sets})  # worst_sidak_* (new) comes last
-        if "m_mu" in names:  # the betting bound beside M_mu, for the scores that report M_mu
-            names["m_mu_bet"] = f"m_mu_bet_{col}"
-        rows += [{**base, "metric": name, "value": means[key]} for key, name in names.items()]
+        tables.append(table)
+        added.append(new)
+        rows += [{**base, "metric": name, "value": value} for name, value in metrics]
     # the columns of before first, in their order; the new ones (issue 42) after them
     table = pl.concat(
         [pl.concat(tables, how="diagonal_relaxed"), pl.concat(added, how="diagonal_relaxed")],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import polars as pl
 
 from probunlearn.metrics.table import write_metrics
@@ -46,6 +47,98 @@ def _rouge_values(
             )
         out[e] = float(vals[0])
     return out
+
+
+def _reference_truth_ratio(
+    fs: dict,
+    fset: str,
+    forget_logprobs: str | os.PathLike,
+    reference_forget_logprobs: str | os.PathLike | None,
+    reference_log: str | os.PathLike | None,
+    forget_rows: str | os.PathLike | None,
+    max_questions: int | None,
+) -> np.ndarray | None:
+    """The truth ratios of the forget-quality reference on the questions of ``fs`` (the model's
+    forget-set statistics): from a retain-only model's log-probabilities, or from TOFU's eval log
+    (its questions checked against ``forget_rows`` when given); None without a reference."""
+    if reference_forget_logprobs is not None:
+        rs = tofu_stats_from_logprobs(
+            pl.read_parquet(reference_forget_logprobs), "forget", max_questions=max_questions
+        )
+        if rs["ids"] != fs["ids"]:
+            raise ValueError(
+                f"{forget_logprobs} and {reference_forget_logprobs} cover different questions"
+            )
+        return rs["truth_ratio"]
+    if reference_log is not None:
+        questions = None
+        if forget_rows is not None:
+            fr = pl.read_parquet(forget_rows, columns=["id", "question"])
+            by_id = dict(zip(fr["id"].cast(pl.String).to_list(), fr["question"], strict=True))
+            questions = [by_id[i] for i in fs["ids"]]
+        log = read_eval_log(reference_log, questions=questions)
+        if log["truth_ratio"].size != len(fs["ids"]):
+            raise ValueError(
+                f"{reference_log} has {log['truth_ratio'].size} questions, the model's first "
+                f"{len(fs['ids'])} of {fset}: use the full TOFU split and ds_size 300, as the log"
+            )
+        return log["truth_ratio"]
+    return None
+
+
+def _forget_rows(
+    fset: str,
+    forget_logprobs: str | os.PathLike,
+    reference_forget_logprobs: str | os.PathLike | None,
+    reference_log: str | os.PathLike | None,
+    forget_rows: str | os.PathLike | None,
+    max_questions: int | None,
+) -> list[tuple[str, str, float]]:
+    """(eval set, metric, value) rows of the forget set: ``answer_prob``, ``truth_ratio_score``
+    and, with a reference, ``forget_quality`` and ``ks_statistic``."""
+    fs = tofu_stats_from_logprobs(
+        pl.read_parquet(forget_logprobs), "forget", max_questions=max_questions
+    )
+    rows = [
+        (fset, "answer_prob", fs["answer_prob"]),
+        (fset, "truth_ratio_score", fs["truth_ratio_score"]),
+    ]
+    ref_tr = _reference_truth_ratio(
+        fs,
+        fset,
+        forget_logprobs,
+        reference_forget_logprobs,
+        reference_log,
+        forget_rows,
+        max_questions,
+    )
+    if ref_tr is not None:
+        ks = ks_test(fs["truth_ratio"], ref_tr)
+        rows += [(fset, "forget_quality", ks.pvalue), (fset, "ks_statistic", ks.statistic)]
+    return rows
+
+
+def _utility_rows(
+    paths: Mapping[str, str | os.PathLike | None],
+    names: Mapping[str, str],
+    max_questions: int | None,
+) -> tuple[list[tuple[str, str, float]], dict[str, float]]:
+    """(eval set, metric, value) rows of ``answer_prob`` and ``truth_ratio_score`` for each utility
+    set given (``paths``: key of :data:`TOFU_UTILITY_SETS` → log-probabilities), and the values
+    :func:`model_utility` combines (``<key>_prob``, ``<key>_tr``)."""
+    rows: list[tuple[str, str, float]] = []
+    utility: dict[str, float] = {}
+    for key, path in paths.items():
+        if path is None:
+            continue
+        st = tofu_stats_from_logprobs(
+            pl.read_parquet(path), TOFU_UTILITY_SETS[key], max_questions=max_questions
+        )
+        rows.append((names[key], "answer_prob", st["answer_prob"]))
+        rows.append((names[key], "truth_ratio_score", st["truth_ratio_score"]))
+        utility[f"{key}_prob"] = st["answer_prob"]
+        utility[f"{key}_tr"] = st["truth_ratio_score"]
+    return rows, utility
 
 
 def run_tofu_metrics(
@@ -97,52 +190,15 @@ def run_tofu_metrics(
     ):
         raise ValueError("a forget-quality reference needs forget_logprobs")
     if forget_logprobs is not None:
-        fs = tofu_stats_from_logprobs(
-            pl.read_parquet(forget_logprobs), "forget", max_questions=max_questions
-        )
-        add(fset, "answer_prob", fs["answer_prob"])
-        add(fset, "truth_ratio_score", fs["truth_ratio_score"])
-        ref_tr = None
-        if reference_forget_logprobs is not None:
-            rs = tofu_stats_from_logprobs(
-                pl.read_parquet(reference_forget_logprobs), "forget", max_questions=max_questions
-            )
-            if rs["ids"] != fs["ids"]:
-                raise ValueError(
-                    f"{forget_logprobs} and {reference_forget_logprobs} cover different questions"
-                )
-            ref_tr = rs["truth_ratio"]
-        elif reference_log is not None:
-            questions = None
-            if forget_rows is not None:
-                fr = pl.read_parquet(forget_rows, columns=["id", "question"])
-                by_id = dict(zip(fr["id"].cast(pl.String).to_list(), fr["question"], strict=True))
-                questions = [by_id[i] for i in fs["ids"]]
-            log = read_eval_log(reference_log, questions=questions)
-            if log["truth_ratio"].size != len(fs["ids"]):
-                raise ValueError(
-                    f"{reference_log} has {log['truth_ratio'].size} questions, the model's first "
-                    f"{len(fs['ids'])} of {fset}: use the full TOFU split and ds_size 300, as the log"
-                )
-            ref_tr = log["truth_ratio"]
-        if ref_tr is not None:
-            ks = ks_test(fs["truth_ratio"], ref_tr)
-            add(fset, "forget_quality", ks.pvalue)
-            add(fset, "ks_statistic", ks.statistic)
+        refs = (reference_forget_logprobs, reference_log, forget_rows)
+        for row in _forget_rows(fset, forget_logprobs, *refs, max_questions):
+            add(*row)
 
     names = {**TOFU_UTILITY_SETS, **(utility_evalsets or {})}
     paths = {"retain": retain_logprobs, "ra": real_authors_logprobs, "wf": world_facts_logprobs}
-    utility: dict[str, float] = {}
-    for key, path in paths.items():
-        if path is None:
-            continue
-        st = tofu_stats_from_logprobs(
-            pl.read_parquet(path), TOFU_UTILITY_SETS[key], max_questions=max_questions
-        )
-        add(names[key], "answer_prob", st["answer_prob"])
-        add(names[key], "truth_ratio_score", st["truth_ratio_score"])
-        utility[f"{key}_prob"] = st["answer_prob"]
-        utility[f"{key}_tr"] = st["truth_ratio_score"]
+    utility_rows, utility = _utility_rows(paths, names, max_questions)
+    for row in utility_rows:
+        add(*row)
     if len(utility) == 6 and rouge is not None:
         rv = _rouge_values(rouge, [names[k] for k in paths], model, rouge_metric)
         for key in paths:

@@ -105,6 +105,57 @@ def _batches(n: int, batch_size: int, lengths: list[int], gen: torch.Generator) 
     return [batches[i] for i in perm]
 
 
+def _check_train_settings(
+    desc: str,
+    examples: Sequence[Example],
+    epochs: int,
+    lr: float,
+    batch_size: int,
+    label_smoothing: float,
+    max_steps: int | None,
+) -> None:
+    """Raise a ValueError, prefixed with ``desc``, for settings :func:`train_lm` cannot train with."""
+    if not examples:
+        raise ValueError(f"{desc}: no training examples")
+    if epochs < 1 or lr <= 0 or batch_size < 1:
+        raise ValueError(f"{desc}: epochs, lr and batch_size must be positive")
+    if not 0.0 <= label_smoothing < 1.0:
+        raise ValueError(f"{desc}: label_smoothing must be in [0, 1), got {label_smoothing}")
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or int(max_steps) != max_steps or max_steps < 1
+    ):
+        raise ValueError(f"{desc}: max_steps must be a positive integer or None, got {max_steps!r}")
+
+
+def _train_step(
+    model: Any,
+    batch: dict[str, torch.Tensor],
+    opt: Any,
+    sched: Any,
+    *,
+    label_smoothing: float,
+    mixed_precision: bool,
+    dev: torch.device,
+) -> float:
+    """One optimizer step on ``batch`` (cross-entropy on its labels, gradients clipped to 1.0);
+    returns the loss."""
+    with autocast(dev, mixed_precision):
+        out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        logits, labels = qa.shifted(out.logits, batch["labels"])
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).float(),
+            labels.reshape(-1),
+            ignore_index=qa.IGNORE_INDEX,
+            label_smoothing=label_smoothing,
+        )
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return loss.item()
+
+
 def train_lm(
     model,
     tokenizer,
@@ -136,16 +187,7 @@ def train_lm(
     The model trains where its parameters are (every batch goes to their device);
     ``mixed_precision``: the forward pass under bf16 autocast (:func:`autocast`), the loss in float32.
     """
-    if not examples:
-        raise ValueError(f"{desc}: no training examples")
-    if epochs < 1 or lr <= 0 or batch_size < 1:
-        raise ValueError(f"{desc}: epochs, lr and batch_size must be positive")
-    if not 0.0 <= label_smoothing < 1.0:
-        raise ValueError(f"{desc}: label_smoothing must be in [0, 1), got {label_smoothing}")
-    if max_steps is not None and (
-        isinstance(max_steps, bool) or int(max_steps) != max_steps or max_steps < 1
-    ):
-        raise ValueError(f"{desc}: max_steps must be a positive integer or None, got {max_steps!r}")
+    _check_train_settings(desc, examples, epochs, lr, batch_size, label_smoothing, max_steps)
     enc = encode_examples(tokenizer, examples, template, loss_on_prompt, max_length)
     lengths = [len(i) for i, _ in enc]
     gen = torch.Generator().manual_seed(seed)
@@ -157,6 +199,7 @@ def train_lm(
     opt = optim.decayed_adamw(model.parameters(), lr, weight_decay)
     sched = cosine_schedule(opt, math.ceil(warmup_ratio * total), total)
     dev = model_device(model)
+    step_args = {"label_smoothing": label_smoothing, "mixed_precision": mixed_precision, "dev": dev}
     model.train()
     log = []
     bar = tqdm(total=total, desc=desc, disable=not progress, mininterval=2.0)
@@ -169,21 +212,7 @@ def train_lm(
             if step >= total:
                 break
             batch = to_device(_collate([enc[i] for i in idx], tokenizer.pad_token_id), dev)
-            with autocast(dev, mixed_precision):
-                out = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
-                logits, labels = qa.shifted(out.logits, batch["labels"])
-                loss = torch.nn.functional.cross_entropy(
-                    logits.reshape(-1, logits.shape[-1]).float(),
-                    labels.reshape(-1),
-                    ignore_index=qa.IGNORE_INDEX,
-                    label_smoothing=label_smoothing,
-                )
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            losses.append(loss.item())
+            losses.append(_train_step(model, batch, opt, sched, **step_args))
             step += 1
             bar.update(1)
         log.append({"epoch": epoch, "loss": sum(losses) / len(losses)})

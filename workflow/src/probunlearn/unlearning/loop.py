@@ -204,6 +204,308 @@ def _nan_div(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
+# --------------------------------------------------------------------------- checks and setup
+
+
+def _check_settings(
+    spec: Method,
+    name: str,
+    *,
+    lr: float,
+    epochs: int,
+    batch_size: int,
+    warmup_ratio: float,
+    weight_decay: float,
+    lambda_f: float,
+    lambda_r: float,
+    refusals: Sequence[str] | None,
+    chunk_length: int | None,
+    lr_schedule: str,
+    retain_pairing: str,
+) -> None:
+    """Raise a ValueError naming the first of :func:`unlearn`'s settings out of range (and warn
+    when a method with both lambdas 0 is plainly another)."""
+    if spec.plain is not None and lambda_f == 0 and lambda_r == 0:
+        warnings.warn(  # stacklevel 3: the caller of unlearn
+            f"method {name!r} with lambda_f = lambda_r = 0 is plain {spec.plain!r}", stacklevel=3
+        )
+    if lambda_f < 0:
+        raise ValueError(f"lambda_f must be >= 0, got {lambda_f}")
+    if lambda_r > 0:
+        raise ValueError(f"lambda_r must be <= 0, got {lambda_r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if int(epochs) != epochs or epochs < 1:
+        raise ValueError(f"epochs must be an integer >= 1, got {epochs}")
+    if int(batch_size) != batch_size or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size}")
+    if not 0 <= warmup_ratio <= 1:
+        raise ValueError(f"warmup_ratio must be in [0, 1], got {warmup_ratio}")
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    if spec.needs_refusals and not refusals:
+        raise ValueError(f"method {name!r} needs refusal answers (refusals), got none")
+    if retain_pairing not in ("random", "cyclic"):
+        raise ValueError(f"retain_pairing must be 'random' or 'cyclic', got {retain_pairing!r}")
+    if lr_schedule not in ("cosine", "constant"):
+        raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
+    if chunk_length is not None and not spec.takes_corpus:
+        raise ValueError(
+            f"method {name!r} trains refusal answers to questions; a corpus (chunk_length) has none"
+        )
+
+
+def _check_splits(
+    forget: pl.DataFrame, retain: pl.DataFrame, objective: _Objective, name: str
+) -> None:
+    """Raise a ValueError for a forget split that is empty or lacks columns, or a retain split the
+    objective needs that is empty or lacks columns."""
+    _check_rows(forget, "forget")
+    if forget.height == 0:
+        raise ValueError("the forget split is empty")
+    if retain.height == 0 and objective.needs_retain():
+        raise ValueError(
+            f"the retain split is empty, but method {name!r} "
+            f"(settings {objective.settings}, lambda_r={objective.lambda_r}) needs it"
+        )
+    if retain.height:
+        _check_rows(retain, "retain")
+
+
+def _load_model(
+    target_dir: str,
+    objective: _Objective,
+    *,
+    seed: int,
+    threads: int | None,
+    device: str | None,
+    lora: dict | None,
+    gradient_checkpointing: bool,
+) -> tuple[Any, nn.Module]:
+    """The tokenizer and the model to train (with its LoRA adapter, if any); sets the objective's
+    frozen reference, method state and hidden-state taps."""
+    spec, hp = objective.method, objective.settings
+    models.set_threads(threads)
+    torch.manual_seed(seed)
+    tokenizer = models.load_tokenizer(target_dir)
+    # peft wraps transformers models only: with LoRA the target loads through transformers
+    model = models.load_model(target_dir, dtype="float32", device=device, native=lora is None)
+
+    if gradient_checkpointing:
+        if isinstance(model, llama.CausalLM):
+            model.gradient_checkpointing_enable()
+        elif hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2x
+            model.activation_checkpointing_enable({"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
+    ref = None
+    if lora is not None:
+        layers = spec.adapter_layers(len(decoder_layers(model)), hp)
+        model = add_lora(model, lora, layers=layers)
+        if spec.needs_reference:
+            ref = _AdapterDisabled(model)
+    elif spec.needs_reference:
+        ref = copy.deepcopy(model)
+        ref.eval()
+        ref.requires_grad_(False)
+    objective.ref = ref
+    objective.state = spec.setup(model, ref, hp, seed=int(seed), lora=lora is not None)
+    objective.tap, objective.ref_tap = spec.taps(objective.state)
+    return tokenizer, model
+
+
+# --------------------------------------------------------------------------- the examples
+
+
+class _Examples:
+    """The forget and retain examples of a run (QA pairs, or a corpus's chunks), their encoding into
+    batches, and the seeded draws of each epoch.
+
+    Three generators, seeded from ``seed``: the epoch's order and retain pairs; the fixed retain
+    pairs of the evaluation; the refusal answers (methods trained on them: their own generator, so
+    the forget / retain draws stay those of every other method)."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        forget: pl.DataFrame,
+        retain: pl.DataFrame,
+        refusals: list[str],
+        *,
+        chunk_length: int | None,
+        template: str,
+        max_length: int | None,
+        device: torch.device,
+        seed: int,
+    ) -> None:
+        self.tokenizer, self.refusals, self.device = tokenizer, refusals, device
+        self.chunk_length, self.template, self.max_length = chunk_length, template, max_length
+        fq, fa = forget["question"].to_list(), forget["answer"].to_list()
+        rq = retain["question"].to_list() if retain.height else []
+        ra = retain["answer"].to_list() if retain.height else []
+        self.questions = fq
+        if chunk_length is None:
+            self.forget: list = list(zip(fq, fa, strict=True))
+            self.retain: list = list(zip(rq, ra, strict=True))
+        else:
+            self.forget = qa.chunk_corpus(tokenizer, fa, int(chunk_length))
+            self.retain = qa.chunk_corpus(tokenizer, ra, int(chunk_length)) if ra else []
+        n_f, n_r = len(self.forget), len(self.retain)
+        self.gen = torch.Generator().manual_seed(int(seed))
+        eval_gen = torch.Generator().manual_seed(int(seed) + 7919)
+        self.eval_pair = torch.randint(n_r, (n_f,), generator=eval_gen) if n_r else None
+        self.refusal_gen = torch.Generator().manual_seed(int(seed) + 104729)
+        self.eval_refusal = (
+            torch.randint(len(self.refusals), (n_f,), generator=self.refusal_gen)
+            if self.refusals
+            else None
+        )
+
+    def epoch_draws(
+        self, retain_pairing: str
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """One epoch's order of the forget examples, their retain pairs and refusal answers."""
+        n_f, n_r = len(self.forget), len(self.retain)
+        perm = torch.randperm(n_f, generator=self.gen)
+        pair = retain_pairs(n_f, n_r, retain_pairing, self.gen)
+        pick = (
+            torch.randint(len(self.refusals), (n_f,), generator=self.refusal_gen)
+            if self.refusals
+            else None
+        )
+        return perm, pair, pick
+
+    def encode(self, items: list) -> dict:
+        """A batch of QA pairs or chunks, on the device."""
+        if self.chunk_length is None:
+            qs, as_ = [q for q, _ in items], [a for _, a in items]
+            b = qa.encode_qa(
+                self.tokenizer, qs, as_, template=self.template, max_length=self.max_length
+            )
+        else:  # equal-length chunks: no padding, every token a label (BOS is never predicted)
+            ids = torch.tensor(items, dtype=torch.long)
+            b = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
+        return training.to_device(b, self.device)
+
+    def batches(
+        self, idx: torch.Tensor, pair: torch.Tensor | None, pick: torch.Tensor | None
+    ) -> tuple[dict, dict | None, dict | None]:
+        """The forget batch of the examples ``idx``, its retain batch (None without ``pair``) and
+        its refusal batch (the forget questions with the ``pick`` answers; None without)."""
+        ids = idx.tolist()
+        fb = self.encode([self.forget[i] for i in ids])
+        rb = None if pair is None else self.encode([self.retain[i] for i in pair[idx].tolist()])
+        ib = None
+        if pick is not None:
+            ib = self.encode([(self.questions[i], self.refusals[int(pick[i])]) for i in ids])
+        return fb, rb, ib
+
+
+# --------------------------------------------------------------------------- training, evaluation
+
+
+@dataclass
+class _Trainer:
+    """A run's model, objective and optimiser: one epoch of training, and the evaluation that
+    follows each epoch."""
+
+    model: nn.Module
+    objective: _Objective
+    examples: _Examples
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    trainable: list[nn.Parameter]
+    batch_size: int
+    max_grad_norm: float | None
+    mixed_precision: bool
+
+    def run(self, epochs: int, retain_pairing: str, *, bar_args: dict) -> list[dict]:
+        """Train ``epochs`` epochs (a tqdm progress bar made with ``bar_args``); the log rows of
+        epoch 0 (before training) to ``epochs``."""
+        history = [self.evaluate(0, float("nan"))]
+        with_retain = self.objective.needs_retain()
+        bar = tqdm(**bar_args)
+        try:
+            for epoch in range(1, int(epochs) + 1):
+                self.model.train()
+                draws = self.examples.epoch_draws(retain_pairing)
+                train_loss = self.train_epoch(epoch, draws, with_retain, bar)
+                history.append(self.evaluate(epoch, train_loss))
+        finally:
+            bar.close()
+            taps = (self.objective.tap, self.objective.ref_tap)
+            for tap in {id(t): t for t in taps if t is not None}.values():
+                tap.remove()
+        return history
+
+    def train_epoch(
+        self,
+        epoch: int,
+        draws: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None],
+        with_retain: bool,
+        bar: Any,
+    ) -> float:
+        """One pass over the forget examples in the order ``draws`` gives; the mean loss."""
+        perm, pair, pick = draws
+        dev = self.examples.device
+        losses_epoch = []
+        for s in range(0, len(self.examples.forget), self.batch_size):
+            fb, rb, ib = self.examples.batches(perm[s : s + self.batch_size], pair, pick)
+            with training.autocast(dev, self.mixed_precision):
+                loss, _ = self.objective(self.model, fb, rb, with_retain=with_retain, ib=ib)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if self.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(self.trainable, self.max_grad_norm)
+            self.optimizer.step()
+            self.scheduler.step()
+            losses_epoch.append(float(loss.detach()))
+            bar.update(1)
+            bar.set_postfix(epoch=epoch, loss=f"{losses_epoch[-1]:.4g}")
+        return sum(losses_epoch) / len(losses_epoch)
+
+    @torch.no_grad()
+    def evaluate(self, epoch: int, train_loss: float) -> dict:
+        """The log row of ``epoch``: the objective, confidence, NLL and entropy of the answers on
+        the forget set and its fixed retain pairs, in eval mode."""
+        model, ex = self.model, self.examples
+        model.eval()
+        acc = dict.fromkeys(
+            ("loss", "nb", "fc", "fn", "fnll", "fent", "rc", "rn", "rnll", "rent"), 0.0
+        )
+        order = torch.arange(len(ex.forget))
+        for s in range(0, len(ex.forget), self.batch_size):
+            idx = order[s : s + self.batch_size]
+            fb, rb, ib = ex.batches(idx, ex.eval_pair, ex.eval_refusal)
+            with training.autocast(ex.device, self.mixed_precision):
+                loss, out = self.objective(model, fb, rb, with_retain=True, ib=ib)
+            acc["loss"] += float(loss)
+            acc["nb"] += 1
+            for key, logits, lab in (("f", out["f_logits"], fb["labels"]),) + (
+                (("r", out["r_logits"], rb["labels"]),) if rb is not None else ()
+            ):
+                conf, cnt = losses.answer_confidence(logits, lab)
+                n = float(cnt)
+                acc[key + "c"] += float(conf)
+                acc[key + "n"] += n
+                acc[key + "nll"] += float(losses.answer_ce(logits, lab)) * n
+                acc[key + "ent"] += float(losses.answer_entropy(logits, lab)) * n
+        return {
+            "epoch": epoch,
+            "forget_confidence": _nan_div(acc["fc"], acc["fn"]),
+            "retain_confidence": _nan_div(acc["rc"], acc["rn"]),
+            "loss": acc["loss"] / acc["nb"],
+            "forget_nll": _nan_div(acc["fnll"], acc["fn"]),
+            "retain_nll": _nan_div(acc["rnll"], acc["rn"]),
+            "forget_entropy": _nan_div(acc["fent"], acc["fn"]),
+            "retain_entropy": _nan_div(acc["rent"], acc["rn"]),
+            "train_loss": train_loss,
+            "lr": self.scheduler.get_last_lr()[0],
+        }
+
+
 # --------------------------------------------------------------------------- the loop
 
 
@@ -298,191 +600,67 @@ def unlearn(
     name = str(method).lower()
     spec = methods.method(name)
     hp = spec.resolve(settings)
-    if spec.plain is not None and lambda_f == 0 and lambda_r == 0:
-        warnings.warn(
-            f"method {name!r} with lambda_f = lambda_r = 0 is plain {spec.plain!r}", stacklevel=2
-        )
-    if lambda_f < 0:
-        raise ValueError(f"lambda_f must be >= 0, got {lambda_f}")
-    if lambda_r > 0:
-        raise ValueError(f"lambda_r must be <= 0, got {lambda_r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr}")
-    if int(epochs) != epochs or epochs < 1:
-        raise ValueError(f"epochs must be an integer >= 1, got {epochs}")
-    if int(batch_size) != batch_size or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size}")
-    if not 0 <= warmup_ratio <= 1:
-        raise ValueError(f"warmup_ratio must be in [0, 1], got {warmup_ratio}")
-    if weight_decay < 0:
-        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
-    if spec.needs_refusals and not refusals:
-        raise ValueError(f"method {name!r} needs refusal answers (refusals), got none")
-    if retain_pairing not in ("random", "cyclic"):
-        raise ValueError(f"retain_pairing must be 'random' or 'cyclic', got {retain_pairing!r}")
-    if lr_schedule not in ("cosine", "constant"):
-        raise ValueError(f"lr_schedule must be 'cosine' or 'constant', got {lr_schedule!r}")
-    if chunk_length is not None and not spec.takes_corpus:
-        raise ValueError(
-            f"method {name!r} trains refusal answers to questions; a corpus (chunk_length) has none"
-        )
-    _check_rows(forget, "forget")
-    if forget.height == 0:
-        raise ValueError("the forget split is empty")
+    _check_settings(
+        spec,
+        name,
+        lr=lr,
+        epochs=epochs,
+        batch_size=batch_size,
+        warmup_ratio=warmup_ratio,
+        weight_decay=weight_decay,
+        lambda_f=lambda_f,
+        lambda_r=lambda_r,
+        refusals=refusals,
+        chunk_length=chunk_length,
+        lr_schedule=lr_schedule,
+        retain_pairing=retain_pairing,
+    )
     objective = _Objective(spec, hp, lambda_f, lambda_r)
-    if retain.height == 0 and objective.needs_retain():
-        raise ValueError(
-            f"the retain split is empty, but method {name!r} "
-            f"(settings {hp}, lambda_r={lambda_r}) needs it"
-        )
-    if retain.height:
-        _check_rows(retain, "retain")
-
-    models.set_threads(threads)
-    torch.manual_seed(seed)
-    tokenizer = models.load_tokenizer(target_dir)
-    # peft wraps transformers models only: with LoRA the target loads through transformers
-    model = models.load_model(target_dir, dtype="float32", device=device, native=lora is None)
-
-    if gradient_checkpointing:
-        if isinstance(model, llama.CausalLM):
-            model.gradient_checkpointing_enable()
-        elif hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2x
-            model.activation_checkpointing_enable({"use_reentrant": False})
-        else:
-            model.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False}
-            )
-    ref = None
-    if lora is not None:
-        layers = spec.adapter_layers(len(decoder_layers(model)), hp)
-        model = add_lora(model, lora, layers=layers)
-        if spec.needs_reference:
-            ref = _AdapterDisabled(model)
-    elif spec.needs_reference:
-        ref = copy.deepcopy(model)
-        ref.eval()
-        ref.requires_grad_(False)
-    objective.ref = ref
-    objective.state = spec.setup(model, ref, hp, seed=int(seed), lora=lora is not None)
-    objective.tap, objective.ref_tap = spec.taps(objective.state)
+    _check_splits(forget, retain, objective, name)
+    tokenizer, model = _load_model(
+        target_dir,
+        objective,
+        seed=seed,
+        threads=threads,
+        device=device,
+        lora=lora,
+        gradient_checkpointing=gradient_checkpointing,
+    )
     trainable = [p for p in model.parameters() if p.requires_grad]
     dev = next(model.parameters()).device
 
     optimizer = optim.decayed_adamw(trainable, lr, weight_decay)
-    fq, fa = forget["question"].to_list(), forget["answer"].to_list()
-    rq = retain["question"].to_list() if retain.height else []
-    ra = retain["answer"].to_list() if retain.height else []
-    if chunk_length is None:
-        f_items: list = list(zip(fq, fa, strict=True))
-        r_items: list = list(zip(rq, ra, strict=True))
-    else:
-        f_items = qa.chunk_corpus(tokenizer, fa, int(chunk_length))
-        r_items = qa.chunk_corpus(tokenizer, ra, int(chunk_length)) if ra else []
-    n_f, n_r = len(f_items), len(r_items)
-    steps_per_epoch = math.ceil(n_f / batch_size)
-    total_steps = steps_per_epoch * int(epochs)
+    answers = [str(a) for a in refusals] if spec.needs_refusals else []
+    examples = _Examples(
+        tokenizer,
+        forget,
+        retain,
+        answers,
+        chunk_length=chunk_length,
+        template=template,
+        max_length=max_length,
+        device=dev,
+        seed=seed,
+    )
+    total_steps = math.ceil(len(examples.forget) / batch_size) * int(epochs)
     warmup_steps = math.ceil(warmup_ratio * total_steps)
     if lr_schedule == "constant":
         scheduler = training.constant_schedule(optimizer, warmup_steps)
     else:
         scheduler = training.cosine_schedule(optimizer, warmup_steps, total_steps)
-
-    def encode(items: list) -> dict:
-        if chunk_length is None:
-            qs, as_ = [q for q, _ in items], [a for _, a in items]
-            b = qa.encode_qa(tokenizer, qs, as_, template=template, max_length=max_length)
-        else:  # equal-length chunks: no padding, every token a label (BOS is never predicted)
-            ids = torch.tensor(items, dtype=torch.long)
-            b = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "labels": ids.clone()}
-        return training.to_device(b, dev)
-
-    def batch_pair(idx: torch.Tensor, pair: torch.Tensor | None) -> tuple[dict, dict | None]:
-        ids = idx.tolist()
-        fb = encode([f_items[i] for i in ids])
-        if pair is None:
-            return fb, None
-        return fb, encode([r_items[i] for i in pair[idx].tolist()])
-
-    gen = torch.Generator().manual_seed(int(seed))
-    eval_gen = torch.Generator().manual_seed(int(seed) + 7919)
-    eval_pair = torch.randint(n_r, (n_f,), generator=eval_gen) if n_r else None
-    # refusal answers (methods trained on them): their own generator, so the forget / retain draws stay those
-    # of every other method
-    answers = [str(a) for a in refusals] if spec.needs_refusals else []
-    refusal_gen = torch.Generator().manual_seed(int(seed) + 104729)
-    eval_refusal = torch.randint(len(answers), (n_f,), generator=refusal_gen) if answers else None
-
-    def refusal_batch(idx: torch.Tensor, pick: torch.Tensor | None) -> dict | None:
-        if pick is None:
-            return None
-        return encode([(fq[i], answers[int(pick[i])]) for i in idx.tolist()])
-
-    @torch.no_grad()
-    def evaluate(epoch: int, train_loss: float) -> dict:
-        model.eval()
-        acc = dict.fromkeys(
-            ("loss", "nb", "fc", "fn", "fnll", "fent", "rc", "rn", "rnll", "rent"), 0.0
-        )
-        order = torch.arange(n_f)
-        for s in range(0, n_f, batch_size):
-            fb, rb = batch_pair(order[s : s + batch_size], eval_pair)
-            ib = refusal_batch(order[s : s + batch_size], eval_refusal)
-            with training.autocast(dev, mixed_precision):
-                loss, out = objective(model, fb, rb, with_retain=True, ib=ib)
-            acc["loss"] += float(loss)
-            acc["nb"] += 1
-            for key, logits, lab in (("f", out["f_logits"], fb["labels"]),) + (
-                (("r", out["r_logits"], rb["labels"]),) if rb is not None else ()
-            ):
-                conf, cnt = losses.answer_confidence(logits, lab)
-                n = float(cnt)
-                acc[key + "c"] += float(conf)
-                acc[key + "n"] += n
-                acc[key + "nll"] += float(losses.answer_ce(logits, lab)) * n
-                acc[key + "ent"] += float(losses.answer_entropy(logits, lab)) * n
-        return {
-            "epoch": epoch,
-            "forget_confidence": _nan_div(acc["fc"], acc["fn"]),
-            "retain_confidence": _nan_div(acc["rc"], acc["rn"]),
-            "loss": acc["loss"] / acc["nb"],
-            "forget_nll": _nan_div(acc["fnll"], acc["fn"]),
-            "retain_nll": _nan_div(acc["rnll"], acc["rn"]),
-            "forget_entropy": _nan_div(acc["fent"], acc["fn"]),
-            "retain_entropy": _nan_div(acc["rent"], acc["rn"]),
-            "train_loss": train_loss,
-            "lr": scheduler.get_last_lr()[0],
-        }
-
-    history = [evaluate(0, float("nan"))]
-    with_retain = objective.needs_retain()
-    bar = tqdm(total=total_steps, desc=f"unlearn {method}", disable=not progress)
-    try:
-        for epoch in range(1, int(epochs) + 1):
-            model.train()
-            perm = torch.randperm(n_f, generator=gen)
-            pair = retain_pairs(n_f, n_r, retain_pairing, gen)
-            pick = torch.randint(len(answers), (n_f,), generator=refusal_gen) if answers else None
-            losses_epoch = []
-            for s in range(0, n_f, batch_size):
-                fb, rb = batch_pair(perm[s : s + batch_size], pair)
-                ib = refusal_batch(perm[s : s + batch_size], pick)
-                with training.autocast(dev, mixed_precision):
-                    loss, _ = objective(model, fb, rb, with_retain=with_retain, ib=ib)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if max_grad_norm:
-                    torch.nn.utils.clip_grad_norm_(trainable, max_grad_norm)
-                optimizer.step()
-                scheduler.step()
-                losses_epoch.append(float(loss.detach()))
-                bar.update(1)
-                bar.set_postfix(epoch=epoch, loss=f"{losses_epoch[-1]:.4g}")
-            history.append(evaluate(epoch, sum(losses_epoch) / len(losses_epoch)))
-    finally:
-        bar.close()
-        for tap in {id(t): t for t in (objective.tap, objective.ref_tap) if t is not None}.values():
-            tap.remove()
+    trainer = _Trainer(
+        model,
+        objective,
+        examples,
+        optimizer,
+        scheduler,
+        trainable,
+        batch_size,
+        max_grad_norm,
+        mixed_precision,
+    )
+    bar_args = {"total": total_steps, "desc": f"unlearn {method}", "disable": not progress}
+    history = trainer.run(epochs, retain_pairing, bar_args=bar_args)
 
     model.eval()
     if lora is None:

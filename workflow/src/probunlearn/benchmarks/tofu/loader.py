@@ -80,6 +80,67 @@ def _tofu_row(i: int, obj: dict, **extra) -> dict:
     )
 
 
+def _option_rows(split: str, path: Path) -> list[dict]:
+    """Rows of a Real Authors / World Facts file (ids ``tofu-<set>-<i>``, with their options)."""
+    name = _OPTIONS[split]
+    rows = []
+    for i, (lineno, obj) in enumerate(read_json_records(path)):
+        rows.append(
+            make_row(
+                id=f"tofu-{name}-{i}",
+                question=_field(path, lineno, obj, "question"),
+                answer=_field(path, lineno, obj, "answer"),
+                perturbed_answers=_field(path, lineno, obj, "perturbed_answer", kind=list),
+                group=name,
+                kind=name,
+            )
+        )
+    return rows
+
+
+def _holdout_rows(split: str, path: Path) -> list[dict]:
+    """Rows of a holdout file (ids ``tofu-holdoutNN-<i>``, groups of 20 questions)."""
+    return [
+        make_row(
+            id=f"tofu-{split}-{i}",
+            question=_field(path, lineno, obj, "question"),
+            answer=_field(path, lineno, obj, "answer"),
+            group=f"holdout-{i // QUESTIONS_PER_AUTHOR:03d}",
+            kind="tofu",
+        )
+        for i, (lineno, obj) in enumerate(read_json_records(path))
+    ]
+
+
+def _matched_rows(
+    split: str, path: Path, full_path: Path, full: list[tuple[int, dict]]
+) -> list[dict]:
+    """Rows of a forget / retain / *_perturbed file, each matched to its row of ``full`` by
+    (question, answer), else by question alone, so that ids agree across files."""
+    by_pair, by_question = _full_index(full)
+    perturbed = split in _PERTURBED
+    rows = []
+    for lineno, obj in read_json_records(path):
+        q = _field(path, lineno, obj, "question")
+        a = _field(path, lineno, obj, "answer")
+        i = by_pair.get((q, a))
+        if i is None:
+            i = by_question.get(q)
+        if i is None:
+            raise ValueError(
+                f"{path}: line {lineno}: question not found (or ambiguous) in {full_path}: {q!r}"
+            )
+        extra = {}
+        if perturbed:
+            extra = {
+                "paraphrased_answer": _field(path, lineno, obj, "paraphrased_answer"),
+                "perturbed_answers": _field(path, lineno, obj, "perturbed_answer", kind=list),
+                "paraphrased_question": _field(path, lineno, obj, "paraphrased_question"),
+            }
+        rows.append(_tofu_row(i, {"question": q, "answer": a}, **extra))
+    return rows
+
+
 def load_tofu(
     split: str, source: str | os.PathLike | None = None, revision: str = TOFU_REVISION
 ) -> pl.DataFrame:
@@ -103,35 +164,9 @@ def load_tofu(
         raise FileNotFoundError(f"TOFU source directory {src} does not exist")
 
     if split in _OPTIONS:
-        path = _tofu_file(split, src, revision)
-        name = _OPTIONS[split]
-        rows = []
-        for i, (lineno, obj) in enumerate(read_json_records(path)):
-            rows.append(
-                make_row(
-                    id=f"tofu-{name}-{i}",
-                    question=_field(path, lineno, obj, "question"),
-                    answer=_field(path, lineno, obj, "answer"),
-                    perturbed_answers=_field(path, lineno, obj, "perturbed_answer", kind=list),
-                    group=name,
-                    kind=name,
-                )
-            )
-        return to_frame(rows)
-
+        return to_frame(_option_rows(split, _tofu_file(split, src, revision)))
     if split in _HOLDOUT:
-        path = _tofu_file(split, src, revision)
-        rows = [
-            make_row(
-                id=f"tofu-{split}-{i}",
-                question=_field(path, lineno, obj, "question"),
-                answer=_field(path, lineno, obj, "answer"),
-                group=f"holdout-{i // QUESTIONS_PER_AUTHOR:03d}",
-                kind="tofu",
-            )
-            for i, (lineno, obj) in enumerate(read_json_records(path))
-        ]
-        return to_frame(rows)
+        return to_frame(_holdout_rows(split, _tofu_file(split, src, revision)))
 
     full_path, full = _full_records(src, revision)
     if split == "full":
@@ -147,28 +182,7 @@ def load_tofu(
         return to_frame([_tofu_row(i, full[i][1]) for i in idx])
 
     path = _tofu_file(split, src, revision)
-    by_pair, by_question = _full_index(full)
-    perturbed = split in _PERTURBED
-    rows = []
-    for lineno, obj in read_json_records(path):
-        q = _field(path, lineno, obj, "question")
-        a = _field(path, lineno, obj, "answer")
-        i = by_pair.get((q, a))
-        if i is None:
-            i = by_question.get(q)
-        if i is None:
-            raise ValueError(
-                f"{path}: line {lineno}: question not found (or ambiguous) in {full_path}: {q!r}"
-            )
-        extra = {}
-        if perturbed:
-            extra = {
-                "paraphrased_answer": _field(path, lineno, obj, "paraphrased_answer"),
-                "perturbed_answers": _field(path, lineno, obj, "perturbed_answer", kind=list),
-                "paraphrased_question": _field(path, lineno, obj, "paraphrased_question"),
-            }
-        rows.append(_tofu_row(i, {"question": q, "answer": a}, **extra))
-    return to_frame(rows)
+    return to_frame(_matched_rows(split, path, full_path, full))
 
 
 def membership_rows(split: str, source: str | os.PathLike | None = None):

@@ -315,24 +315,11 @@ def _default_ns(n: int) -> list[int]:
     return ns
 
 
-def fig3ef_convergence(
-    scores_by_method: Mapping[str, ArrayLike],
-    out_stem_e: PathLike,
-    out_stem_f: PathLike,
-    table_stem: PathLike,
-    alpha: float = 0.01,
-    ns: Sequence[int] | None = None,
-) -> Path:
-    """Figures 3e/3f: sample mean and M_mu (e), sample std and M_sigma (f) vs. sample count.
-
-    ``scores_by_method``: {method: the ROUGE-L of the samples of one question}, drawn in each
-    method's colour (:func:`~probunlearn.report.figures.style.method_colors`) and named in the legend. Each point uses the first n
-    samples, n in ``ns`` (default 8, 16, 32, ..., the method's number of scores). The CSV has one
-    row per (method, n): method, n, mean, m_mu, std (ddof = 0), m_sigma. Returns the CSV path.
-    """
-    a = check_alpha(alpha)
-    if not isinstance(scores_by_method, Mapping) or not scores_by_method:
-        raise ValueError("scores_by_method must be a non-empty dict {method: scores}")
+def _convergence_table(
+    scores_by_method: Mapping[str, ArrayLike], a: float, ns: Sequence[int] | None
+) -> pl.DataFrame:
+    """One row per (method, n): the sample mean and std of the first n scores and their upper
+    bounds M_mu and M_sigma at level ``a``."""
     frames = []
     for method, raw in scores_by_method.items():
         s = check_scores(raw, f"scores of {method}")
@@ -355,49 +342,91 @@ def fig3ef_convergence(
         frames.append(
             pl.DataFrame(rows, schema=schema).select(pl.lit(str(method)).alias("method"), pl.all())
         )
-    table = pl.concat(frames)
-    methods = [str(m) for m in scores_by_method]
+    return pl.concat(frames)
+
+
+def _convergence_panel(
+    table: pl.DataFrame,
+    methods: list[str],
+    a: float,
+    stem: PathLike,
+    panel: tuple[str, str, str, str, str, float],
+) -> None:
+    """One of figures 3e/3f: per method, the estimate (dashed) and its upper bound against n.
+    ``panel``: estimate column, bound column, what is bounded, their labels, the y-axis top."""
+    est, bnd, what, est_label, bnd_label, top = panel
     colors = distinct_colors(methods)
     ticks = sorted(set(table["n"].to_list()))
-    panels = (
-        (out_stem_e, "mean", "m_mu", "Expected leakage E[X]", "sample mean μ", "M_μ", 1.0),
-        (out_stem_f, "std", "m_sigma", "Std of leakage sd[X]", "sample std σ", "M_σ", 0.5),
-    )
-    for stem, est, bnd, what, est_label, bnd_label, top in panels:
-        with figure_style():
-            fig, ax = plt.subplots(figsize=(6.0, 4.2), layout="constrained")
-            for i, m in enumerate(methods):
-                sub = table.filter(pl.col("method") == m)
-                x, c = sub["n"].to_numpy(), colors[m]
-                ax.plot(
-                    x,
-                    sub[bnd],
-                    color=c,
-                    marker=MARKERS[i % len(MARKERS)],
-                    label=f"{m}: upper bound {bnd_label} (α = {fmt_num(a)})",
-                )
-                ax.plot(
-                    x,
-                    sub[est],
-                    color=c,
-                    marker=MARKERS[i % len(MARKERS)],
-                    markerfacecolor="white",
-                    linestyle="--",
-                    label=f"{m}: {est_label}",
-                )
-                ax.fill_between(x, sub[est], sub[bnd], color=c, alpha=0.12, linewidth=0)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(ticks, [str(v) for v in ticks])
-            ax.minorticks_off()
-            ax.set_ylim(0, top * 1.03)
-            ax.set_xlabel("number of samples n (log scale)")
-            ax.set_ylabel(f"{what} (ROUGE-L)")
-            ax.set_title(
-                f"{what}: {est_label} and upper bound {bnd_label}\n"
-                f"for the first n samples of one forget question"
+    with figure_style():
+        fig, ax = plt.subplots(figsize=(6.0, 4.2), layout="constrained")
+        for i, m in enumerate(methods):
+            sub = table.filter(pl.col("method") == m)
+            x, c = sub["n"].to_numpy(), colors[m]
+            ax.plot(
+                x,
+                sub[bnd],
+                color=c,
+                marker=MARKERS[i % len(MARKERS)],
+                label=f"{m}: upper bound {bnd_label} (α = {fmt_num(a)})",
             )
-            ax.legend(loc="best", framealpha=0.9)
-            save_figure(fig, stem)
+            ax.plot(
+                x,
+                sub[est],
+                color=c,
+                marker=MARKERS[i % len(MARKERS)],
+                markerfacecolor="white",
+                linestyle="--",
+                label=f"{m}: {est_label}",
+            )
+            ax.fill_between(x, sub[est], sub[bnd], color=c, alpha=0.12, linewidth=0)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(v) for v in ticks])
+        ax.minorticks_off()
+        ax.set_ylim(0, top * 1.03)
+        ax.set_xlabel("number of samples n (log scale)")
+        ax.set_ylabel(f"{what} (ROUGE-L)")
+        ax.set_title(
+            f"{what}: {est_label} and upper bound {bnd_label}\n"
+            f"for the first n samples of one forget question"
+        )
+        ax.legend(loc="best", framealpha=0.9)
+        save_figure(fig, stem)
+
+
+def fig3ef_convergence(
+    scores_by_method: Mapping[str, ArrayLike],
+    out_stem_e: PathLike,
+    out_stem_f: PathLike,
+    table_stem: PathLike,
+    alpha: float = 0.01,
+    ns: Sequence[int] | None = None,
+) -> Path:
+    """Figures 3e/3f: sample mean and M_mu (e), sample std and M_sigma (f) vs. sample count.
+
+    ``scores_by_method``: {method: the ROUGE-L of the samples of one question}, drawn in each
+    method's colour (:func:`~probunlearn.report.figures.style.method_colors`) and named in the legend. Each point uses the first n
+    samples, n in ``ns`` (default 8, 16, 32, ..., the method's number of scores). The CSV has one
+    row per (method, n): method, n, mean, m_mu, std (ddof = 0), m_sigma. Returns the CSV path.
+    """
+    a = check_alpha(alpha)
+    if not isinstance(scores_by_method, Mapping) or not scores_by_method:
+        raise ValueError("scores_by_method must be a non-empty dict {method: scores}")
+    table = _convergence_table(scores_by_method, a, ns)
+    methods = [str(m) for m in scores_by_method]
+    _convergence_panel(
+        table,
+        methods,
+        a,
+        out_stem_e,
+        ("mean", "m_mu", "Expected leakage E[X]", "sample mean μ", "M_μ", 1.0),
+    )
+    _convergence_panel(
+        table,
+        methods,
+        a,
+        out_stem_f,
+        ("std", "m_sigma", "Std of leakage sd[X]", "sample std σ", "M_σ", 0.5),
+    )
     return save_table(table, table_stem)
 
 
@@ -406,21 +435,10 @@ def fig3ef_convergence(
 # --------------------------------------------------------------------------------------------
 
 
-def fig6_alignment(
-    harm_df: pl.DataFrame,
-    mbin_df: pl.DataFrame,
-    out_stem: PathLike,
-    table_stem: PathLike,
-    alpha: float = 0.01,
-) -> Path:
-    """Figure 6: harm of sampled vs. greedy answers (top) and M_bin over all requests (bottom).
-
-    ``harm_df``: model, sample (−1 = greedy), harm in [0, 1] for ONE harmful request; ``mbin_df``:
-    model, id, greedy_harm (0/1), m_bin for every request. Both must hold the same models. The
-    CSV stacks ``panel = "hist"`` rows (histogram: bin_lo, bin_hi, count, fraction, n, mean,
-    greedy) and ``panel = "m_bin"`` rows (rank, id, m_bin, greedy_harm). Returns the CSV path.
-    """
-    a = check_alpha(alpha)
+def _fig6_inputs(
+    harm_df: pl.DataFrame, mbin_df: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
+    """Figure 6's two tables checked and typed, and their models (in the order of ``harm_df``)."""
     h = check_frame(harm_df, ["model", "sample", "harm"], "harm_df")
     check_numeric(h, "sample", "harm_df", lo=-1)
     check_numeric(h, "harm", "harm_df", lo=0, hi=1)
@@ -443,31 +461,38 @@ def fig6_alignment(
             f"harm_df and mbin_df must hold the same models: {sorted(models)} vs "
             f"{sorted(set(mb['model']))}"
         )
+    return h, mb, models
 
-    hist_parts, mbin_parts, panels = [], [], []
-    for m in models:
-        sub = h.filter(pl.col("model") == m)
-        greedy = sub.filter(pl.col("sample") == -1)["harm"]
-        if greedy.len() != 1:
-            raise ValueError(f"harm_df needs exactly one greedy row (sample = -1) for model {m!r}")
-        samples = sub.filter(pl.col("sample") >= 0).sort("sample")["harm"].to_numpy()
-        if samples.size == 0:
-            raise ValueError(f"harm_df has no sampled rows (sample >= 0) for model {m!r}")
-        gv = float(greedy[0])
-        rows = _hist_rows(m, samples, gv).rename({"method": "model"}).drop("std")
-        hist_parts.append(rows.with_columns(pl.lit("hist").alias("panel")))
-        r = (
-            mb.filter(pl.col("model") == m)
-            .with_columns(pl.col("id").cast(pl.String).alias("_id"))
-            .sort(["m_bin", "_id"], descending=[True, False])
-            .drop("_id")
-            .with_row_index("rank", offset=1)
-            .with_columns(pl.col("rank").cast(pl.Int64), pl.lit("m_bin").alias("panel"))
-        )
-        mbin_parts.append(r)
-        panels.append((m, samples, gv, r))
 
-    k = len(models)
+def _fig6_model(
+    h: pl.DataFrame, mb: pl.DataFrame, m: str
+) -> tuple[NDArray[np.float64], float, pl.DataFrame]:
+    """One model's sampled harms (in sample order), its greedy harm and its requests ranked by
+    M_bin (rank 1 the highest, ties by id)."""
+    sub = h.filter(pl.col("model") == m)
+    greedy = sub.filter(pl.col("sample") == -1)["harm"]
+    if greedy.len() != 1:
+        raise ValueError(f"harm_df needs exactly one greedy row (sample = -1) for model {m!r}")
+    samples = sub.filter(pl.col("sample") >= 0).sort("sample")["harm"].to_numpy()
+    if samples.size == 0:
+        raise ValueError(f"harm_df has no sampled rows (sample >= 0) for model {m!r}")
+    ranked = (
+        mb.filter(pl.col("model") == m)
+        .with_columns(pl.col("id").cast(pl.String).alias("_id"))
+        .sort(["m_bin", "_id"], descending=[True, False])
+        .drop("_id")
+        .with_row_index("rank", offset=1)
+        .with_columns(pl.col("rank").cast(pl.Int64), pl.lit("m_bin").alias("panel"))
+    )
+    return samples, float(greedy[0]), ranked
+
+
+def _fig6_draw(
+    panels: list[tuple[str, NDArray[np.float64], float, pl.DataFrame]], a: float, out_stem: PathLike
+) -> None:
+    """Figure 6: per model, the harm histogram of one request (top) and M_bin of every request
+    (bottom)."""
+    k = len(panels)
     with figure_style():
         fig, axes = plt.subplots(
             2,
@@ -503,6 +528,32 @@ def fig6_alignment(
         )
         fig.legend(handles=_mbin_legend_handles("harmful"), loc="outside lower center", ncols=3)
         save_figure(fig, out_stem)
+
+
+def fig6_alignment(
+    harm_df: pl.DataFrame,
+    mbin_df: pl.DataFrame,
+    out_stem: PathLike,
+    table_stem: PathLike,
+    alpha: float = 0.01,
+) -> Path:
+    """Figure 6: harm of sampled vs. greedy answers (top) and M_bin over all requests (bottom).
+
+    ``harm_df``: model, sample (−1 = greedy), harm in [0, 1] for ONE harmful request; ``mbin_df``:
+    model, id, greedy_harm (0/1), m_bin for every request. Both must hold the same models. The
+    CSV stacks ``panel = "hist"`` rows (histogram: bin_lo, bin_hi, count, fraction, n, mean,
+    greedy) and ``panel = "m_bin"`` rows (rank, id, m_bin, greedy_harm). Returns the CSV path.
+    """
+    a = check_alpha(alpha)
+    h, mb, models = _fig6_inputs(harm_df, mbin_df)
+    hist_parts, mbin_parts, panels = [], [], []
+    for m in models:
+        samples, gv, ranked = _fig6_model(h, mb, m)
+        rows = _hist_rows(m, samples, gv).rename({"method": "model"}).drop("std")
+        hist_parts.append(rows.with_columns(pl.lit("hist").alias("panel")))
+        mbin_parts.append(ranked)
+        panels.append((m, samples, gv, ranked))
+    _fig6_draw(panels, a, out_stem)
     table = pl.concat(hist_parts + mbin_parts, how="diagonal_relaxed")
     first = ["panel", "model"]
     return save_table(
