@@ -527,6 +527,21 @@ class Plan(CorePlanner):
                 check_device(self.ev.get("device", "auto"))
             except DeviceError as e:
                 raise PlanError(str(e)) from e
+        self._check_models()
+        self._check_data_files()
+        self._check_chat_template()
+        try:
+            self.sets  # noqa: B018 - read now: a file that cannot be read fails here
+        except (FileNotFoundError, ValueError) as e:
+            if isinstance(e, PlanError | DataError):
+                raise
+            raise PlanError(f"cannot read the data: {e}") from e
+        self._check_judge_and_roles()
+        self.check_extras()
+
+    def _check_models(self) -> None:
+        """One model to evaluate at least, one reference and one original at most, each name
+        usable, each local checkpoint a model or adapter (and its base), each other a hub id."""
         if not self.names("evaluated"):
             raise PlanError("no model to evaluate: give at least one --model NAME=PATH_OR_HUB_ID")
         for role in ("reference", "original"):
@@ -537,29 +552,32 @@ class Plan(CorePlanner):
             if m["role"] not in ROLES:
                 raise PlanError(f"model {name!r}: role {m['role']!r} is not one of {ROLES}")
             if checkpoints.is_local(m["source"]):
-                try:
-                    checkpoints.check_local_model(name, m["source"], base=m.get("base"))
-                except checkpoints.CheckpointError as e:
-                    raise PlanError(str(e)) from e
-                base = self.base_of(name)
-                if base is not None and checkpoints.is_local(base):
-                    try:
-                        checkpoints.check_local_model(f"{name} (base)", base)
-                    except checkpoints.CheckpointError as e:
-                        raise PlanError(str(e)) from e
-                elif base is not None and not looks_like_hub_id(base):
-                    named = checkpoints.adapter_base(m["source"])
-                    given = "its adapter_config.json" if base == named else "--base"
-                    raise PlanError(
-                        f"model {name!r} ({m['source']}): a PEFT adapter whose base {base} does "
-                        f"not exist (named by {given}); give the base with --base {name}=PATH_OR_ID"
-                    )
+                self._check_local_model(name, m)
             elif not looks_like_hub_id(m["source"]):
                 raise PlanError(
                     f"model {name!r}: {m['source']} does not exist (and is not a hub id ORG/NAME)"
                 )
             elif m.get("base") is not None:
                 raise PlanError(f"model {name!r}: --base is for a local adapter directory only")
+
+    def _check_local_model(self, name: str, m: Mapping) -> None:
+        try:
+            checkpoints.check_local_model(name, m["source"], base=m.get("base"))
+            base = self.base_of(name)
+            if base is not None and checkpoints.is_local(base):
+                checkpoints.check_local_model(f"{name} (base)", base)
+        except checkpoints.CheckpointError as e:
+            raise PlanError(str(e)) from e
+        if base is not None and not checkpoints.is_local(base) and not looks_like_hub_id(base):
+            named = checkpoints.adapter_base(m["source"])
+            given = "its adapter_config.json" if base == named else "--base"
+            raise PlanError(
+                f"model {name!r} ({m['source']}): a PEFT adapter whose base {base} does "
+                f"not exist (named by {given}); give the base with --base {name}=PATH_OR_ID"
+            )
+
+    def _check_data_files(self) -> None:
+        """Exactly one of a benchmark and a file; every file and directory named exists."""
         d = self.data
         if bool(d.get("benchmark")) == bool(d.get("file")):
             raise PlanError("give exactly one of --benchmark NAME and --data FILE")
@@ -575,14 +593,11 @@ class Plan(CorePlanner):
                 raise PlanError(f"{option} {d[key]}: {what}")
         if d.get("judge_model") and not Path(d["judge_model"]).exists():
             raise PlanError(f"--judge-model {d['judge_model']}: no such directory")
-        self._check_chat_template()
-        try:
-            sets = self.sets
-        except (FileNotFoundError, ValueError) as e:
-            if isinstance(e, PlanError | DataError):
-                raise
-            raise PlanError(f"cannot read the data: {e}") from e
-        judge = d.get("judge")
+
+    def _check_judge_and_roles(self) -> None:
+        """The judge and the data's kind agree; the reference and the original have what they
+        are compared on."""
+        d, judge = self.data, self.data.get("judge")
         if judge is not None and judge not in JUDGES:
             raise PlanError(f"--judge {judge!r}: expected one of {JUDGES}")
         if judge is not None and self.kind != "requests":
@@ -600,7 +615,7 @@ class Plan(CorePlanner):
             )
         if (
             self.reference is not None
-            and not has_truth_ratio(sets[self.sampled_set])
+            and not has_truth_ratio(self.sets[self.sampled_set])
             and not self.membership.on  # the reference is PrivLeak's retrained model
         ):
             raise PlanError(
@@ -608,9 +623,8 @@ class Plan(CorePlanner):
                 "'paraphrased_answer' and 'perturbed_answer' in some row (forget quality); or give "
                 "--holdout FILE: membership inference's PrivLeak against the reference model"
             )
-        if self.original is not None and "holdout" not in sets:
+        if self.original is not None and "holdout" not in self.sets:
             raise PlanError("--original (DCUE) needs a holdout set: --holdout FILE")
-        self.check_extras()
 
     def check_extras(self) -> None:
         """The attacks, the membership inference and open-unlearning's files (issues 40, 41),

@@ -516,66 +516,82 @@ def report_figures(
     question), each with a caption that explains its marks; writes the figure files in ``files``
     (``gen_curves``, ``greedy_vs_sampled``, ``worst_prompt``: PNG paths). ``questions``: id ->
     the question's text; ``target_width``: the width the small-n notes aim at."""
-    from probunlearn.report.evaluation.summary import (
-        best_auc_lower,
-        bound_floor,
-        samples_to_reach,
-        texts_to_reach,
-    )
-
     files = files or {}
     level = f"{1 - alpha:.0%}" if round(100 * (1 - alpha), 6).is_integer() else f"{1 - alpha:g}"
-    sc = _esc(score)
     out: list[ReportFigure] = []
     if attacks is not None and attacks.height:
-        figs = attack_figures(attacks)
-        t = float(attacks["leak_threshold"][0])
-        out.append(
-            ReportFigure(
-                "attacks",
-                "Under attack: the leak bound before and after",
-                tuple(
-                    render(f, f"The leak bound before and after each attack ({e})") for e, f in figs
-                ),
-                f"Per model (x axis) and attack (colour): M_bin, the upper bound on the "
-                f"probability that a sample leaks ({sc} &ge; {t:g}), at {level} for each question, "
-                f"averaged over the questions attacked; hollow: before the attack (the plain "
-                f"model), filled: after it (the attacked model; a prompt attack: the worst prompt "
-                f"of each question's family, all members at once). An arrow joins the two where "
-                f"they differ by 0.03 or more; a filled dot on a hollow one: no change. Dotted: "
-                f"M_bin = 10%, the level the paper reads M_bin against (its Figure 3a counts the "
-                f"questions whose bound exceeds it).",
-            )
-        )
+        out.append(_attack_figure(attacks, score, level))
     if membership is not None and membership.height:
-        figs = membership_figures(membership)
-        k = int(min(membership["n_forget"].min(), membership["n_holdout"].min()))
-        a = float(membership["alpha"][0]) if "alpha" in membership.columns else alpha
-        best = best_auc_lower(k, a)
-        small = ""
-        if 1 - best > target_width:
-            small = (
-                f" With {k} texts a side no statistic can show more than an interval "
-                f"[{_num(best)}, 1] (a perfect separation's); {texts_to_reach(target_width, a)} "
-                f"texts a side would narrow that to [{_num(1 - target_width)}, 1]."
-            )
-        retrained = "retrained" in membership.columns and bool(membership["retrained"].any())
-        out.append(
-            ReportFigure(
-                "membership",
-                "Membership inference: AUC per statistic",
-                tuple(render(f, f"Membership inference: {s}") for s, f in figs),
-                f"One panel per statistic: each model's AUC (dot) of telling the forget set "
-                f"(members) from the holdout set (non-members), 1 = fully told apart, 0.5 = "
-                f"chance, with its {_esc(f'{1 - a:g}')} distribution-free interval (bar); "
-                + (
-                    "dashed black: the retrained (--reference) model's AUC, the one to reach; "
-                    if retrained
-                    else ""
-                )
-                + f"dotted grey: chance (0.5).{small}",
-            )
+        out.append(_membership_figure(membership, alpha, target_width))
+    out.append(_gen_curve_figure(curves, score, n, alpha, target_width, level, files))
+    out.append(_greedy_figure(per_prompt, scores, score, n, files))
+    out.append(_worst_figure(scores, per_prompt, score, questions, n, files))
+    return out
+
+
+def _attack_figure(attacks: pl.DataFrame, score: str, level: str) -> ReportFigure:
+    """M_bin before and after each attack, one panel per eval set."""
+    figs = attack_figures(attacks)
+    t = float(attacks["leak_threshold"][0])
+    return ReportFigure(
+        "attacks",
+        "Under attack: the leak bound before and after",
+        tuple(render(f, f"The leak bound before and after each attack ({e})") for e, f in figs),
+        f"Per model (x axis) and attack (colour): M_bin, the upper bound on the "
+        f"probability that a sample leaks ({_esc(score)} &ge; {t:g}), at {level} for each "
+        f"question, averaged over the questions attacked; hollow: before the attack (the plain "
+        f"model), filled: after it (the attacked model; a prompt attack: the worst prompt "
+        f"of each question's family, all members at once). An arrow joins the two where "
+        f"they differ by 0.03 or more; a filled dot on a hollow one: no change. Dotted: "
+        f"M_bin = 10%, the level the paper reads M_bin against (its Figure 3a counts the "
+        f"questions whose bound exceeds it).",
+    )
+
+
+def _membership_figure(membership: pl.DataFrame, alpha: float, target_width: float) -> ReportFigure:
+    """Each model's AUC with its interval, one panel per statistic; what the set size allows."""
+    from probunlearn.report.evaluation.summary import best_auc_lower, texts_to_reach
+
+    figs = membership_figures(membership)
+    k = int(min(membership["n_forget"].min(), membership["n_holdout"].min()))
+    a = float(membership["alpha"][0]) if "alpha" in membership.columns else alpha
+    best = best_auc_lower(k, a)
+    small = ""
+    if 1 - best > target_width:
+        small = (
+            f" With {k} texts a side no statistic can show more than an interval "
+            f"[{_num(best)}, 1] (a perfect separation's); {texts_to_reach(target_width, a)} "
+            f"texts a side would narrow that to [{_num(1 - target_width)}, 1]."
         )
+    retrained = "retrained" in membership.columns and bool(membership["retrained"].any())
+    return ReportFigure(
+        "membership",
+        "Membership inference: AUC per statistic",
+        tuple(render(f, f"Membership inference: {s}") for s, f in figs),
+        f"One panel per statistic: each model's AUC (dot) of telling the forget set "
+        f"(members) from the holdout set (non-members), 1 = fully told apart, 0.5 = "
+        f"chance, with its {_esc(f'{1 - a:g}')} distribution-free interval (bar); "
+        + (
+            "dashed black: the retrained (--reference) model's AUC, the one to reach; "
+            if retrained
+            else ""
+        )
+        + f"dotted grey: chance (0.5).{small}",
+    )
+
+
+def _gen_curve_figure(
+    curves: pl.DataFrame,
+    score: str,
+    n: int,
+    alpha: float,
+    target_width: float,
+    level: str,
+    files: Mapping[str, str | os.PathLike],
+) -> ReportFigure:
+    """M_gen(t) per model beside the observed P(score > t); the floor n allows."""
+    from probunlearn.report.evaluation.summary import bound_floor, samples_to_reach
+
     c = curves.filter(pl.col("score") == score)
     floor = bound_floor("m_gen", n, alpha) if n else 0.0
     low = ""
@@ -596,36 +612,55 @@ def report_figures(
             gen_curves_figure(curves, score, "M_gen(t) and the observed P(score > t)"),
             files["gen_curves"],
         )
-    out.append(
-        ReportFigure(
-            "gen_curves",
-            "M_gen(t): the bound on P(score > t)",
-            (render(gen_curves_figure(curves, score), "M_gen(t) per model"),),
-            f"Per model (colour and marker), averaged over the questions: M_gen(t) (solid, "
-            f"dots at the thresholds), the upper bound on the probability that a sample's "
-            f"{sc} exceeds t, for every t at once, at {level} per question"
-            + (", beside the observed share of the samples above t (dashed)" if has_seen else "")
-            + f".{low}{same}",
-        )
+    return ReportFigure(
+        "gen_curves",
+        "M_gen(t): the bound on P(score > t)",
+        (render(gen_curves_figure(curves, score), "M_gen(t) per model"),),
+        f"Per model (colour and marker), averaged over the questions: M_gen(t) (solid, "
+        f"dots at the thresholds), the upper bound on the probability that a sample's "
+        f"{_esc(score)} exceeds t, for every t at once, at {level} per question"
+        + (", beside the observed share of the samples above t (dashed)" if has_seen else "")
+        + f".{low}{same}",
     )
+
+
+def _greedy_figure(
+    per_prompt: Mapping[str, pl.DataFrame],
+    scores: Mapping[str, pl.DataFrame],
+    score: str,
+    n: int,
+    files: Mapping[str, str | os.PathLike],
+) -> ReportFigure:
+    """Each question's greedy score against its mean sampled score, one panel per model."""
+    sc = _esc(score)
     gvs = [(m, per_prompt[m].filter(pl.col("score") == score)) for m in per_prompt if m in scores]
     draws = [lambda ax, m=m, t=t: draw_greedy_vs_sampled(ax, t, score, m) for m, t in gvs]
     if "greedy_vs_sampled" in files:
         save(_grid(draws, "Greedy vs sampled, one dot per question"), files["greedy_vs_sampled"])
-    out.append(
-        ReportFigure(
-            "greedy_vs_sampled",
-            "Greedy vs sampled answers",
-            tuple(
-                render(_one(d, PANEL, legend=False), f"Greedy vs sampled: {m}")
-                for d, (m, _) in zip(draws, gvs, strict=True)
-            ),
-            f"One panel per model; each dot is a question: its greedy answer's {sc} (x) and the "
-            f"mean {sc} of its n = {n} samples (y); a darker dot holds several questions. Dashed: "
-            f"y = x. A dot above it: sampling scores higher than the greedy answer, which a "
-            f"greedy evaluation misses.",
-        )
+    return ReportFigure(
+        "greedy_vs_sampled",
+        "Greedy vs sampled answers",
+        tuple(
+            render(_one(d, PANEL, legend=False), f"Greedy vs sampled: {m}")
+            for d, (m, _) in zip(draws, gvs, strict=True)
+        ),
+        f"One panel per model; each dot is a question: its greedy answer's {sc} (x) and the "
+        f"mean {sc} of its n = {n} samples (y); a darker dot holds several questions. Dashed: "
+        f"y = x. A dot above it: sampling scores higher than the greedy answer, which a "
+        f"greedy evaluation misses.",
     )
+
+
+def _worst_figure(
+    scores: Mapping[str, pl.DataFrame],
+    per_prompt: Mapping[str, pl.DataFrame],
+    score: str,
+    questions: Mapping[str, str] | None,
+    n: int,
+    files: Mapping[str, str | os.PathLike],
+) -> ReportFigure:
+    """The sampled scores of each model's question of highest M_mu, named by its text."""
+    sc = _esc(score)
     worst = worst_questions(scores, per_prompt, score, questions)
     wd = [lambda ax, w=w: draw_worst(ax, w, score) for w in worst]
     if "worst_prompt" in files:
@@ -638,22 +673,19 @@ def report_figures(
         f"{_esc(w.question)}</li>"
         for w in worst
     )
-    out.append(
-        ReportFigure(
-            "worst_prompt",
-            "The worst question of each model",
-            tuple(
-                render(
-                    _one(d, PANEL, legend=False),
-                    f"The worst question of {w.model}",
-                    f"{w.model}: {w.question}",
-                )
-                for d, w in zip(wd, worst, strict=True)
-            ),
-            f"For each model, its question of highest M_mu (its text shortened above the panel; "
-            f"in full below, and on the question page): the histogram of the {sc} of its n = {n} "
-            f"samples (bars: samples per bin of width 0.05); red line: the greedy answer's {sc}."
-            f"<ul class='qs'>{listing}</ul>",
-        )
+    return ReportFigure(
+        "worst_prompt",
+        "The worst question of each model",
+        tuple(
+            render(
+                _one(d, PANEL, legend=False),
+                f"The worst question of {w.model}",
+                f"{w.model}: {w.question}",
+            )
+            for d, w in zip(wd, worst, strict=True)
+        ),
+        f"For each model, its question of highest M_mu (its text shortened above the panel; "
+        f"in full below, and on the question page): the histogram of the {sc} of its n = {n} "
+        f"samples (bars: samples per bin of width 0.05); red line: the greedy answer's {sc}."
+        f"<ul class='qs'>{listing}</ul>",
     )
-    return out

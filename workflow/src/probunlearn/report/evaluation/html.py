@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -506,13 +507,59 @@ def write_report(
 
         target_width = DEFAULT_TARGET_WIDTH
     level = f"{1 - alpha:g}"
+    parts, shown = _summary_parts(summary, evalset, score, n, alpha, target_width, warnings)
+    for more in (
+        _per_model_parts(summary),
+        _comparison_parts(comparison, level),
+        _breakdown_parts(tofu),
+    ):
+        parts += more[0]
+        shown += more[1]
+    drawn = None
+    if curves is not None and per_prompt is not None and scores is not None:
+        drawn = _draw_figures(
+            curves, per_prompt, scores, questions, figures, attacks, membership,
+            score=score, n=n, alpha=alpha, target_width=target_width,
+        )  # fmt: skip
+    figs = dict(extra_figures or {})
+    for more in (
+        _attack_parts(attacks, level, drawn, figs),
+        _membership_parts(membership, alpha, level, target_width, drawn, figs),
+        _openunlearning_parts(openunlearning, score),
+        _curve_parts(curves, score, n, alpha, target_width),
+    ):
+        parts += more[0]
+        shown += more[1]
+    if drawn is not None:
+        parts += [drawn[k] for k in ("gen_curves", "greedy_vs_sampled", "worst_prompt")]
+    else:
+        for title, path in figures.items():
+            parts += [f"<h2>{html.escape(title)}</h2>", _img(path, title)]
+    parts += _closing_parts(
+        questions_href, comparison, attacks, membership, openunlearning, shown, models, config_text
+    )
+    write_text(_page("probunlearn evaluation", parts), out_html)
+
+
+Parts = tuple[list[str], list[str]]
+"""A report section: its HTML pieces, and the columns it shows (the glossary explains them)."""
+
+
+def _summary_parts(
+    summary: pl.DataFrame,
+    evalset: str,
+    score: str,
+    n: int,
+    alpha: float,
+    target_width: float,
+    warnings: Sequence[str],
+) -> Parts:
+    """The heading, the warnings and the summary table (its weak bounds marked)."""
+    level = f"{1 - alpha:g}"
     bound_cols = [c for c in summary.columns if c not in ("identity", "evalset", *MODEL_METRICS)]
     table, same = split_constant(summary.select(bound_cols), SUMMARY_CONSTANT)
     prompts = int(summary["prompts"].max()) if summary.height else 0
     weak = weak_bounds(table.columns, n, alpha, target_width, max(1, prompts))
-    models_cols = ["model", *[c for c in MODEL_METRICS if c in summary.columns]]
-    per_model = summary.select(models_cols).unique("model", maintain_order=True)
-    shown = [*table.columns, *same]
     parts = [
         "<h1>probunlearn evaluation</h1>",
         f"<p>{summary['model'].n_unique()} model(s) on <b>{html.escape(evalset)}</b>: "
@@ -534,136 +581,204 @@ def write_report(
         html_table(table, weak=weak),
         weak_note(weak, n, target_width),
     ]
-    if per_model.drop("model").width and not all(
+    return parts, [*table.columns, *same]
+
+
+def _per_model_parts(summary: pl.DataFrame) -> Parts:
+    """TOFU's and DCUE's numbers per model, where any was computed."""
+    models_cols = ["model", *[c for c in MODEL_METRICS if c in summary.columns]]
+    per_model = summary.select(models_cols).unique("model", maintain_order=True)
+    if not per_model.drop("model").width or all(
         per_model[c].is_null().all() for c in per_model.columns if c != "model"
     ):
-        parts += ["<h2>TOFU and DCUE</h2>", html_table(per_model)]
-        shown += [c for c in per_model.columns if per_model[c].is_not_null().any()]
-    if comparison is not None and comparison.height:
-        compared, same_c = split_constant(comparison_table(comparison), ("original",))
-        parts += [
-            "<h2>Compared with the original</h2>",
-            f"<p class='note'>Average over the questions of model &minus; original (mean, std, "
-            f"ED of each score) with its {level} interval (paired over the questions, "
-            f"jackknife over the samples: the claims' intervals, docs/bounds.md); p_value: of "
-            f"&ldquo;below the original&rdquo;. Each interval holds at {level} on its own; for "
-            f"a family apply Holm's procedure to p_value.</p>",
-            constant_note(same_c),
-            html_table(compared),
-        ]
-        shown += list(comparison.columns)
-    breakdown = tofu_breakdown(tofu or {})
-    if breakdown is not None:
-        parts += [
-            "<h2>TOFU per set</h2>",
-            "<p class='note'>TOFU's metrics as TOFU computes them (its encoding, first 300 "
-            "questions), per set; forget quality is the p-value of the KS test whose statistic "
-            "is ks_statistic.</p>",
-            html_table(breakdown),
-        ]
-        shown += list(breakdown.columns)
-    drawn = None
-    if curves is not None and per_prompt is not None and scores is not None:
-        from probunlearn.report.evaluation.figures import report_figures
+        return [], []
+    shown = [c for c in per_model.columns if per_model[c].is_not_null().any()]
+    return ["<h2>TOFU and DCUE</h2>", html_table(per_model)], shown
 
-        texts = {}
-        if questions is not None and "question" in questions.columns:
-            for r in questions.select("id", "question").iter_rows():
-                if r[1] is not None:
-                    texts.setdefault(str(r[0]), str(r[1]))
-        drawn = {
-            f.key: figure_html(f, heading=f.key not in ("attacks", "membership"))
-            for f in report_figures(
-                curves=curves,
-                per_prompt=per_prompt,
-                scores=scores,
-                score=score,
-                n=n,
-                alpha=alpha,
-                target_width=target_width,
-                questions=texts,
-                files=figures,
-                attacks=attacks if attacks is not None and attacks.height else None,
-                membership=membership if membership is not None and membership.height else None,
-            )
-        }
-    figs = dict(extra_figures or {})
-    if attacks is not None and attacks.height:
-        cols = [c for c in ATTACK_COLUMNS if c in attacks.columns]
-        t = float(attacks["leak_threshold"][0])
-        att, same_a = split_constant(attacks.select(cols), ("prompts", "members"))
-        parts += [
-            "<h2>Under attack</h2>",
-            options_nowrap(
-                f"<p class='note'>Every model before and after each --attack, on the questions "
-                f"attacked (a relearned model: those it did not relearn on): the greedy score, "
-                f"ED, M_mu and M_bin of a leak (score &ge; {t:g}), averaged over the questions, "
-                f"each bound at {level} per question. A prompt attack is bounded on the worst "
-                f"prompt of each question's family, all members at once (attacks.csv: the "
-                f"columns of the paper workflow's tables/attacks.csv; docs/attacks.md).</p>"
-            ),
-            constant_note(same_a),
-            html_table(att),
-        ]
-        if drawn is not None and "attacks" in drawn:
-            parts.append(drawn["attacks"])
-        elif "attacks" in figs:
-            parts.append(_img(figs["attacks"], "Leak bounds before and after each attack"))
-        shown += cols
-    if membership is not None and membership.height:
-        cols = [c for c in MEMBERSHIP_COLUMNS if c in membership.columns]
-        mem, same_m = split_constant(membership.select(cols), ("n_forget", "n_holdout"))
-        a_mem = float(membership["alpha"][0]) if "alpha" in membership.columns else alpha
-        note = auc_note(membership, a_mem, target_width)
-        parts += [
-            "<h2>Membership inference</h2>",
-            options_nowrap(
-                f"<p class='note'>How well each statistic of the model's losses tells the forget "
-                f"set (members) from the holdout set (non-members): AUC with its {level} "
-                f"distribution-free interval; PrivLeak against the reference (retrained) model, "
-                f"in MUSE's orientation (-100: the forget set is as identifiable as a model that "
-                f"still holds it could make it), where --reference is given (membership.csv; "
-                f"docs/membership.md).</p>"
-            ),
-            constant_note(same_m),
-            html_table(mem, weak=("auc_lo", "auc_hi") if note else ()),
-            note,
-        ]
-        if drawn is not None and "membership" in drawn:
-            parts.append(drawn["membership"])
-        elif "membership" in figs:
-            parts.append(_img(figs["membership"], "Membership inference: AUC per statistic"))
-        shown += cols
-    if openunlearning is not None and openunlearning.height:
-        wide, labels = openunlearning_table(openunlearning)
-        parts += [
-            "<h2>Beside open-unlearning</h2>",
-            options_nowrap(
-                "<p class='note'>Per model, our numbers (probunlearn: the summary's row of "
-                f"{html.escape(score)}, and the membership AUCs and PrivLeak) beside the metrics "
-                "of open-unlearning's result files for the same checkpoint (--openunlearning), "
-                "named as open-unlearning names them (openunlearning.csv, one row per number).</p>"
-            ),
-            html_table(wide, labels=labels),
-        ]
-    if curves is not None and "empirical" in curves.columns:
-        ct = curve_table(curves, score)
-        gen_weak = weak_bounds(["m_gen"], n, alpha, target_width)
-        parts += [
-            "<h2>M_gen beside the observed P(score &gt; t)</h2>",
-            f"<p class='note'>Per model, averaged over the questions: the observed share of "
-            f"samples with {html.escape(score)} &gt; t (empirical, shaded) and its bound M_gen(t) "
-            f"at each threshold t (all of gen_curves.csv: every score, and the worst "
-            f"question's).</p>",
-            html_table(ct),
-            weak_note(gen_weak, n, target_width),
-        ]
-        shown += ["empirical", "m_gen"]
-    if drawn is not None:
-        parts += [drawn[k] for k in ("gen_curves", "greedy_vs_sampled", "worst_prompt")]
-    else:
-        for title, path in figures.items():
-            parts += [f"<h2>{html.escape(title)}</h2>", _img(path, title)]
+
+def _comparison_parts(comparison: pl.DataFrame | None, level: str) -> Parts:
+    """Every model against the original, with the intervals (an original given)."""
+    if comparison is None or not comparison.height:
+        return [], []
+    compared, same_c = split_constant(comparison_table(comparison), ("original",))
+    parts = [
+        "<h2>Compared with the original</h2>",
+        f"<p class='note'>Average over the questions of model &minus; original (mean, std, "
+        f"ED of each score) with its {level} interval (paired over the questions, "
+        f"jackknife over the samples: the claims' intervals, docs/bounds.md); p_value: of "
+        f"&ldquo;below the original&rdquo;. Each interval holds at {level} on its own; for "
+        f"a family apply Holm's procedure to p_value.</p>",
+        constant_note(same_c),
+        html_table(compared),
+    ]
+    return parts, list(comparison.columns)
+
+
+def _breakdown_parts(tofu: Mapping[str, pl.DataFrame] | None) -> Parts:
+    """TOFU's metrics per set, where computed."""
+    breakdown = tofu_breakdown(tofu or {})
+    if breakdown is None:
+        return [], []
+    parts = [
+        "<h2>TOFU per set</h2>",
+        "<p class='note'>TOFU's metrics as TOFU computes them (its encoding, first 300 "
+        "questions), per set; forget quality is the p-value of the KS test whose statistic "
+        "is ks_statistic.</p>",
+        html_table(breakdown),
+    ]
+    return parts, list(breakdown.columns)
+
+
+def _draw_figures(
+    curves: pl.DataFrame,
+    per_prompt: Mapping[str, pl.DataFrame],
+    scores: Mapping[str, pl.DataFrame],
+    questions: pl.DataFrame | None,
+    figures: Mapping[str, str],
+    attacks: pl.DataFrame | None,
+    membership: pl.DataFrame | None,
+    **settings: Any,
+) -> dict[str, str]:
+    """Every figure drawn (:func:`probunlearn.report.evaluation.figures.report_figures`), as HTML
+    by its key; the questions named by their text."""
+    from probunlearn.report.evaluation.figures import report_figures
+
+    texts: dict[str, str] = {}
+    if questions is not None and "question" in questions.columns:
+        for r in questions.select("id", "question").iter_rows():
+            if r[1] is not None:
+                texts.setdefault(str(r[0]), str(r[1]))
+    return {
+        f.key: figure_html(f, heading=f.key not in ("attacks", "membership"))
+        for f in report_figures(
+            curves=curves,
+            per_prompt=per_prompt,
+            scores=scores,
+            questions=texts,
+            files=figures,
+            attacks=attacks if attacks is not None and attacks.height else None,
+            membership=membership if membership is not None and membership.height else None,
+            **settings,
+        )
+    }
+
+
+def _attack_parts(
+    attacks: pl.DataFrame | None, level: str, drawn: dict | None, figs: Mapping[str, str]
+) -> Parts:
+    """The attack table and its figure (--attack)."""
+    if attacks is None or not attacks.height:
+        return [], []
+    cols = [c for c in ATTACK_COLUMNS if c in attacks.columns]
+    t = float(attacks["leak_threshold"][0])
+    att, same_a = split_constant(attacks.select(cols), ("prompts", "members"))
+    parts = [
+        "<h2>Under attack</h2>",
+        options_nowrap(
+            f"<p class='note'>Every model before and after each --attack, on the questions "
+            f"attacked (a relearned model: those it did not relearn on): the greedy score, "
+            f"ED, M_mu and M_bin of a leak (score &ge; {t:g}), averaged over the questions, "
+            f"each bound at {level} per question. A prompt attack is bounded on the worst "
+            f"prompt of each question's family, all members at once (attacks.csv: the "
+            f"columns of the paper workflow's tables/attacks.csv; docs/attacks.md).</p>"
+        ),
+        constant_note(same_a),
+        html_table(att),
+    ]
+    if drawn is not None and "attacks" in drawn:
+        parts.append(drawn["attacks"])
+    elif "attacks" in figs:
+        parts.append(_img(figs["attacks"], "Leak bounds before and after each attack"))
+    return parts, cols
+
+
+def _membership_parts(
+    membership: pl.DataFrame | None,
+    alpha: float,
+    level: str,
+    target_width: float,
+    drawn: dict | None,
+    figs: Mapping[str, str],
+) -> Parts:
+    """The membership table (what it cannot show at its size said) and its figure."""
+    if membership is None or not membership.height:
+        return [], []
+    cols = [c for c in MEMBERSHIP_COLUMNS if c in membership.columns]
+    mem, same_m = split_constant(membership.select(cols), ("n_forget", "n_holdout"))
+    a_mem = float(membership["alpha"][0]) if "alpha" in membership.columns else alpha
+    note = auc_note(membership, a_mem, target_width)
+    parts = [
+        "<h2>Membership inference</h2>",
+        options_nowrap(
+            f"<p class='note'>How well each statistic of the model's losses tells the forget "
+            f"set (members) from the holdout set (non-members): AUC with its {level} "
+            f"distribution-free interval; PrivLeak against the reference (retrained) model, "
+            f"in MUSE's orientation (-100: the forget set is as identifiable as a model that "
+            f"still holds it could make it), where --reference is given (membership.csv; "
+            f"docs/membership.md).</p>"
+        ),
+        constant_note(same_m),
+        html_table(mem, weak=("auc_lo", "auc_hi") if note else ()),
+        note,
+    ]
+    if drawn is not None and "membership" in drawn:
+        parts.append(drawn["membership"])
+    elif "membership" in figs:
+        parts.append(_img(figs["membership"], "Membership inference: AUC per statistic"))
+    return parts, cols
+
+
+def _openunlearning_parts(openunlearning: pl.DataFrame | None, score: str) -> Parts:
+    """Our numbers beside open-unlearning's (--openunlearning)."""
+    if openunlearning is None or not openunlearning.height:
+        return [], []
+    wide, labels = openunlearning_table(openunlearning)
+    parts = [
+        "<h2>Beside open-unlearning</h2>",
+        options_nowrap(
+            "<p class='note'>Per model, our numbers (probunlearn: the summary's row of "
+            f"{html.escape(score)}, and the membership AUCs and PrivLeak) beside the metrics "
+            "of open-unlearning's result files for the same checkpoint (--openunlearning), "
+            "named as open-unlearning names them (openunlearning.csv, one row per number).</p>"
+        ),
+        html_table(wide, labels=labels),
+    ]
+    return parts, []
+
+
+def _curve_parts(
+    curves: pl.DataFrame | None, score: str, n: int, alpha: float, target_width: float
+) -> Parts:
+    """M_gen beside the observed P(score > t), per model."""
+    if curves is None or "empirical" not in curves.columns:
+        return [], []
+    ct = curve_table(curves, score)
+    gen_weak = weak_bounds(["m_gen"], n, alpha, target_width)
+    parts = [
+        "<h2>M_gen beside the observed P(score &gt; t)</h2>",
+        f"<p class='note'>Per model, averaged over the questions: the observed share of "
+        f"samples with {html.escape(score)} &gt; t (empirical, shaded) and its bound M_gen(t) "
+        f"at each threshold t (all of gen_curves.csv: every score, and the worst "
+        f"question's).</p>",
+        html_table(ct),
+        weak_note(gen_weak, n, target_width),
+    ]
+    return parts, ["empirical", "m_gen"]
+
+
+def _closing_parts(
+    questions_href: str | None,
+    comparison: pl.DataFrame | None,
+    attacks: pl.DataFrame | None,
+    membership: pl.DataFrame | None,
+    openunlearning: pl.DataFrame | None,
+    shown: list[str],
+    models: pl.DataFrame,
+    config_text: str,
+) -> list[str]:
+    """The link to the question page, the glossary (with the CSVs beside the page), the models
+    and the configuration that ran."""
+    parts = []
     if questions_href:
         parts += [
             "<h2>Per question</h2>",
@@ -671,13 +786,12 @@ def write_report(
             f"scores and bounds, sortable by any column: "
             f"<a href='{html.escape(questions_href)}'>{html.escape(questions_href)}</a>.</p>",
         ]
+    tables = {"comparison.csv": comparison, "attacks.csv": attacks, "membership.csv": membership,
+              "openunlearning.csv": openunlearning}  # fmt: skip
     csvs = ["summary.csv", "gen_curves.csv"]
-    csvs += ["comparison.csv"] if comparison is not None and comparison.height else []
-    csvs += ["attacks.csv"] if attacks is not None and attacks.height else []
-    csvs += ["membership.csv"] if membership is not None and membership.height else []
-    csvs += ["openunlearning.csv"] if openunlearning is not None and openunlearning.height else []
+    csvs += [name for name, t in tables.items() if t is not None and t.height]
     csvs += ["questions.csv"] if questions_href else []
-    parts += [
+    return parts + [
         "<h2>Glossary</h2>",
         glossary(shown, csvs),
         "<h2>Models</h2>",
@@ -685,7 +799,6 @@ def write_report(
         "<h2>Configuration that ran</h2>",
         f"<pre>{html.escape(config_text)}</pre>",
     ]
-    write_text(_page("probunlearn evaluation", parts), out_html)
 
 
 #: Summary columns said once above the table where every row holds the same value.
