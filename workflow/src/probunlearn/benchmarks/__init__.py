@@ -26,6 +26,7 @@ from probunlearn.benchmarks.base import (
     corpora,
     evaluate_benchmark,
     evaluate_choices,
+    help_choices,
 )
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "evaluate_benchmark",
     "evaluate_choices",
     "fetch_dataset",
+    "help_choices",
 ]
 
 

@@ -117,6 +117,10 @@ class Benchmark:
         """The values of ``probunlearn evaluate --benchmark`` it answers (``name`` or ``name:part``)."""
         return [self.name]
 
+    def help_choices(self) -> list[str]:
+        """Its ``--benchmark`` values as the help lists them (default: every choice)."""
+        return list(self.choices())
+
     def accepts(self, choice: str) -> bool:
         """Whether it answers a ``--benchmark`` value beyond :meth:`choices`, one that no list can
         hold (RWKU's ``rwku:1,14,55``: any list of target ids); default: no."""
@@ -129,6 +133,15 @@ class Benchmark:
     def evaluate_template(self, choice: str, source: Path | None) -> str | None:
         """Its own prompt template for a choice (None: the user's)."""
         return None
+
+    def builds_prompts(self, evalset: str) -> bool:
+        """Whether :meth:`prompts` builds the prompts of ``evalset`` (known before any job)."""
+        return False
+
+    def stop_tokens(self, evalset: str) -> list[str]:
+        """Tokens (as a tokenizer names them) that end an answer of ``evalset`` besides eos; those
+        a tokenizer lacks are left out where the job resolves them."""
+        return []
 
     def prompts(self, evalset: str, rows: pl.DataFrame, tokenizer: Any) -> list[str] | None:
         """Each row's whole prompt text for a model's tokenizer, where the benchmark builds its
@@ -210,6 +223,12 @@ def corpora() -> dict[str, Corpus]:
 def evaluate_choices() -> dict[str, Benchmark]:
     """``probunlearn evaluate --benchmark`` values -> the benchmark that answers them."""
     return {c: b for b in benchmarks() for c in b.choices()}
+
+
+def help_choices() -> list[str]:
+    """The ``--benchmark`` values as a user reads them (a benchmark with many, RWKU's 100 targets,
+    in one pattern)."""
+    return [c for b in benchmarks() for c in b.help_choices()]
 
 
 def evaluate_benchmark(choice: str) -> Benchmark | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from probunlearn.benchmarks import evaluate_choices
+from probunlearn.benchmarks import help_choices
 from probunlearn.steps.specs import SAMPLING_OPTIONS
 
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
@@ -115,7 +115,7 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     groups: dict[str, Any] = {}
-    choices = ", ".join(sorted(evaluate_choices()))
+    choices = ", ".join(help_choices())
     for group, flag, kw in OPTIONS:
         if group not in groups:
             groups[group] = p.add_argument_group(group)

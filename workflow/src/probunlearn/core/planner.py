@@ -128,6 +128,10 @@ class SetInfo:
     """The classifier as a checkpoint path and its identity (a user's)."""
     template: str | None = None
     """A prompt family's own template (None: the model's)."""
+    prompts: str | None = None
+    """The benchmark that builds each row's prompt from the model's chat template (RWKU)."""
+    stop_tokens: Sequence[str] = ()
+    """Tokens that end an answer besides eos (a benchmark's own)."""
 
 
 class CorePlanner(ABC):
@@ -202,6 +206,8 @@ class CorePlanner(ABC):
             "stops": tuple(s.stops),
             "adaptive_threshold": chosen.adaptive_threshold,
             "sequential": sequential,
+            "prompts": s.prompts,
+            "stop_tokens": tuple(s.stop_tokens),
         }
         names = {f.name for f in dataclasses.fields(SamplingSpec)} - set(decided)
         return SamplingSpec(**decided, **{k: run.sampling[k] for k in names if k in run.sampling})

@@ -518,6 +518,8 @@ class Design(CorePlanner):
                 harm_threshold=judge["threshold"] if requests else None,
                 judge_input={"judge": self.paths.model(judge["model"])} if harm else {},
                 template=self.attacks.family_template(evalset) if family else None,
+                prompts=bench.name if bench is not None and bench.builds_prompts(plain) else None,
+                stop_tokens=[] if bench is None else bench.stop_tokens(plain),
             )
         return self._sets[evalset]
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn.benchmarks import Benchmark, evaluate_choices
+from probunlearn.benchmarks import Benchmark
 from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
@@ -204,11 +204,14 @@ def looks_like_hub_id(source: object) -> bool:
 
 
 def benchmark_of(choice: str) -> Benchmark:
-    """The benchmark that answers ``--benchmark CHOICE`` (:func:`probunlearn.benchmarks.evaluate_choices`)."""
-    choices = evaluate_choices()
-    if choice not in choices:
-        raise PlanError(f"unknown benchmark {choice!r}; expected one of {sorted(choices)}")
-    return choices[choice]
+    """The benchmark that answers ``--benchmark CHOICE`` (a choice of
+    :func:`probunlearn.benchmarks.evaluate_choices`, or one a benchmark accepts: RWKU's id lists)."""
+    from probunlearn.benchmarks import evaluate_benchmark, help_choices
+
+    bench = evaluate_benchmark(choice)
+    if bench is None:
+        raise PlanError(f"unknown benchmark {choice!r}; expected one of {help_choices()}")
+    return bench
 
 
 def benchmark_source(choice: str, data_dir: str | None) -> Path | None:
@@ -381,17 +384,19 @@ class Plan(CorePlanner):
         else:
             rows = self.sets[evalset if evalset in self.sets else self.sampled_set].height
         scored = self.sampled_set if family else evalset
-        judge = self.judge_params()
+        judge, bench = self.judge_params(), self.benchmark
         return SetInfo(
             rows=rows,
             max_new_tokens=self.max_new_tokens,
             stops=self.stops,
-            scorers=None if self.benchmark is None else self.benchmark.scorers(scored),
+            scorers=None if bench is None else bench.scorers(scored),
             judge=judge["judge"],
             harm_threshold=judge["harm_threshold"],
             judge_model=judge["judge_model"],
             judge_identity=judge.get("judge_identity"),
             template=self.attacks.family_template(evalset) if family else None,
+            prompts=bench.name if bench is not None and bench.builds_prompts(scored) else None,
+            stop_tokens=[] if bench is None else bench.stop_tokens(scored),
         )
 
     def tofu_settings(self) -> dict | None:
@@ -669,8 +674,8 @@ class Plan(CorePlanner):
                 f"({self.identity(name)}): it is teacher-forced once{what}"
             )
         out += self.membership.warnings()
-        for name, rows in self.sets.items():
-            repeated = repeated_questions(rows)
+        for name in [self.sampled_set]:  # the questions sampled (a holdout's texts are not)
+            repeated = repeated_questions(self.sets[name])
             if repeated:
                 pairs = ", ".join(f"{r} repeats {f}" for r, f in repeated[:5])
                 more = f" (and {len(repeated) - 5} more)" if len(repeated) > 5 else ""

@@ -200,8 +200,11 @@ class Engine:
         pack: bool,
         device: torch.device,
         bar,
+        stops: Sequence[int] = (),
     ):
         self.model, self.prompts, self.eos, self.pad = model, prompts, eos, pad
+        # the tokens that end an answer: eos, and a benchmark's own (RWKU's <|eot_id|>)
+        self.stop_ids = tuple(dict.fromkeys([*([eos] if eos is not None else []), *stops]))
         self.temperature, self.top_p, self.max_new = temperature, top_p, max_new_tokens
         self.batch_size, self.pack = batch_size, pack
         self.device, self.bar = device, bar
@@ -373,8 +376,10 @@ class Engine:
             tok = self._pick(logits, t, key_t, live, is_greedy, rid, conf, **modes)
             live_rows = live.nonzero().squeeze(-1)
             tokens[rid[live_rows], t] = tok[live_rows]
-            if self.eos is not None:
-                live = live & (tok != self.eos)
+            if len(self.stop_ids) == 1:
+                live = live & (tok != self.stop_ids[0])
+            elif self.stop_ids:
+                live = live & ~torch.isin(tok, torch.tensor(self.stop_ids, device=tok.device))
             if watch and (t == max_new - 1 or not bool(live[0])):
                 watch = False
                 # the same number as run()'s greedy confidence: the sum over the t + 1 steps, divided
@@ -440,7 +445,7 @@ class Engine:
                 for j, i in enumerate(batch[:1] if cut else batch):
                     seq = tokens[j]
                     seq = seq[seq >= 0].tolist()
-                    hit = self.eos is not None and bool(seq) and seq[-1] == self.eos
+                    hit = bool(seq) and seq[-1] in self.stop_ids
                     stopped[i] = hit
                     out_tokens[i] = seq[:-1] if hit else seq
                     if greedy[j]:
@@ -511,8 +516,19 @@ def prepare_prompts(model, tokenizer, ids, questions, template, max_new_tokens, 
     return prompts, dev
 
 
-def make_engine(model, tokenizer, prompts, *, settings: tuple, pack: bool, device, bar) -> Engine:
-    """The decoding engine for ``settings`` = (temperature, top_p, max_new_tokens, batch_size)."""
+def make_engine(
+    model,
+    tokenizer,
+    prompts,
+    *,
+    settings: tuple,
+    pack: bool,
+    device,
+    bar,
+    stops: Sequence[int] = (),
+) -> Engine:
+    """The decoding engine for ``settings`` = (temperature, top_p, max_new_tokens, batch_size);
+    ``stops``: token ids that end an answer besides eos."""
     temperature, top_p, max_new_tokens, batch_size = settings
     eos = tokenizer.eos_token_id
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos or 0)
@@ -528,4 +544,5 @@ def make_engine(model, tokenizer, prompts, *, settings: tuple, pack: bool, devic
         pack=pack,
         device=device,
         bar=bar,
+        stops=stops,
     )

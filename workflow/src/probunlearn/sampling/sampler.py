@@ -103,9 +103,11 @@ def draw_tokens(
     pack_prompts: bool = False,
     device: str | torch.device | None = None,
     progress: bool = True,
+    stop_ids: Sequence[int] = (),
 ) -> Drawn:
     """The token ids of :func:`sample_answers`' rows, before they are decoded into a table (the same
-    arguments; no polars needed)."""
+    arguments; no polars needed). ``stop_ids``: tokens that end an answer besides eos (a
+    benchmark's own: RWKU's ``<|eot_id|>``)."""
     ids, questions = [str(i) for i in ids], list(questions)
     check_settings(n, top_p, temperature, max_new_tokens, batch_size)
     prompts, dev = prepare_prompts(
@@ -118,7 +120,14 @@ def draw_tokens(
     with tqdm(total=total, disable=not progress, desc="sampling", unit="sample") as bar:
         settings = (temperature, top_p, max_new_tokens, batch_size)
         engine = make_engine(
-            model, tokenizer, prompts, settings=settings, pack=pack_prompts, device=dev, bar=bar
+            model,
+            tokenizer,
+            prompts,
+            settings=settings,
+            pack=pack_prompts,
+            device=dev,
+            bar=bar,
+            stops=stop_ids,
         )
         with torch.inference_mode():
             if pack_prompts and sampling and adaptive_threshold is not None:
@@ -179,6 +188,7 @@ def sample_answers(
     device: str | torch.device | None = None,
     progress: bool = True,
     stops: Sequence[str] = (),
+    stop_ids: Sequence[int] = (),
 ) -> pl.DataFrame:
     """The greedy answer and ``n`` sampled answers for each prompt, one row per (prompt, sample).
 
@@ -199,7 +209,7 @@ def sample_answers(
         model, tokenizer, ids, questions, n=n, top_p=top_p, temperature=temperature,
         max_new_tokens=max_new_tokens, template=template, seed_key=seed_key, base_seed=base_seed,
         batch_size=batch_size, adaptive_threshold=adaptive_threshold, pack_prompts=pack_prompts,
-        device=device, progress=progress,
+        device=device, progress=progress, stop_ids=stop_ids,
     )  # fmt: skip
     import polars as pl
 

@@ -91,6 +91,9 @@ def run_sample_shard_rule(
         threads=spec.threads,
         seed_key=seed_key(model, evalset, setting, spec.random_numbers),
         sequential=spec.sequential,
+        evalset=evalset,
+        prompts=spec.prompts,
+        stop_tokens=spec.stop_tokens,
         **spec.sampler_kwargs(),
     )
 
@@ -106,13 +109,19 @@ def run_sampling_shard(
     base: str | None = None,
     dtype: str = "float32",
     threads: int | None = None,
+    evalset: str | None = None,
+    prompts: str | None = None,
+    stop_tokens: tuple[str, ...] = (),
     **sampling_kwargs,
 ) -> None:
     """Sample the eval set's rows [shard·chunk_size, (shard+1)·chunk_size) and write them to ``out_path``.
 
     ``base``: the base model of a PEFT adapter ``model_path`` (default: the one it names). A
     ``stops`` entry of ``sampling_kwargs`` cuts every answer at the first of those strings (MUSE's
-    knowmem), ``n_tokens`` still counting what was generated."""
+    knowmem), ``n_tokens`` still counting what was generated. ``prompts``: the benchmark that
+    builds each row's whole prompt of ``evalset`` from this model's chat template (RWKU's),
+    tokenised with the tokenizer's own special tokens; ``stop_tokens``: tokens that end an answer
+    besides eos (those the tokenizer lacks are left out)."""
     total = num_shards(evalset_path, chunk_size)
     if not 0 <= shard < total:
         raise ValueError(
@@ -125,13 +134,32 @@ def run_sampling_shard(
     sequential = sampling_kwargs.pop("sequential", None)
     stops = tuple(sampling_kwargs.pop("stops", ()))
     ids = rows["id"].cast(pl.String).to_list()
+    if stop_tokens:
+        sampling_kwargs["stop_ids"] = stop_token_ids(tokenizer, stop_tokens)
     if sequential is None:
-        prompts = rows[prompt_column(rows)].to_list()  # a prompt family's rows: their prompts
-        df = sample_answers(model, tokenizer, ids, prompts, stops=stops, **sampling_kwargs)
+        texts = rows[prompt_column(rows)].to_list()  # a prompt family's rows: their prompts
+        if prompts is not None:  # a benchmark's own prompts for this model's chat template
+            from probunlearn.benchmarks import benchmark
+
+            texts = benchmark(prompts).prompts(evalset, rows, tokenizer)
+            sampling_kwargs["template"] = "{question}"
+        df = sample_answers(model, tokenizer, ids, texts, stops=stops, **sampling_kwargs)
     else:
         kw = {**sampling_kwargs, "stops": stops}
         df = _sample_shard_sequential(model, tokenizer, rows, ids, sequential, kw)
     write_parquet(df, out_path)
+
+
+def stop_token_ids(tokenizer, tokens: tuple[str, ...]) -> list[int]:
+    """The ids of ``tokens`` in the tokenizer's vocabulary; a token it lacks (no id, or its unk
+    id) is left out: it could never be generated as that token."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    out = []
+    for t in tokens:
+        i = tokenizer.convert_tokens_to_ids(t)
+        if i is not None and (i != unk or i == tokenizer.eos_token_id) and i not in out:
+            out.append(int(i))
+    return out
 
 
 def _sample_shard_sequential(model, tokenizer, rows, ids, sequential: dict, kw: dict):

@@ -81,6 +81,11 @@ class SamplingSpec:
     pack_prompts: bool = _optional(False)
     sequential: Mapping | None = _optional(None)
     random_numbers: str = _optional("common")
+    prompts: str | None = _optional(None)
+    """The benchmark that builds each row's whole prompt from the model's chat template (RWKU), in
+    the job, where the tokenizer is; None: the rows' questions in ``template``."""
+    stop_tokens: tuple[str, ...] = _optional(())
+    """Tokens (as the tokenizer names them) that end an answer besides eos: a benchmark's own."""
 
     def params(self, keep: Collection[str] = ()) -> dict:
         """The rule's params (see the module docstring)."""
@@ -94,14 +99,16 @@ class SamplingSpec:
         unknown = sorted(set(given) - {f.name for f in dataclasses.fields(cls)})
         if unknown:
             raise ValueError(f"sampling params {unknown}: no such setting of {cls.__name__}")
-        if "stops" in given:
-            given["stops"] = tuple(given["stops"] or ())
+        for key in ("stops", "stop_tokens"):
+            if key in given:
+                given[key] = tuple(given[key] or ())
         return cls(**given)
 
     def sampler_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of :func:`probunlearn.sampling.sample_answers` (with the seed key,
         the job's own)."""
-        skip = {"chunk_size", "dtype", "threads", "sequential", "random_numbers"}
+        skip = {"chunk_size", "dtype", "threads", "sequential", "random_numbers", "prompts",
+                "stop_tokens"}  # fmt: skip
         out = {
             f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip
         }

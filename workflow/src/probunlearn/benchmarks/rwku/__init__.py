@@ -107,6 +107,11 @@ class RWKU(Benchmark):
 
         return [f"{self.name}:all", *(f"{self.name}:{i}" for i in loader.targets())]
 
+    def help_choices(self) -> list[str]:
+        """``rwku:<id>[,<id>...]`` (the ids and names: ``python -m probunlearn.benchmarks.rwku.loader``)
+        and ``rwku:all``."""
+        return [f"{self.name}:<id>[,<id>...] (1-100)", f"{self.name}:all"]
+
     def accepts(self, choice: str) -> bool:
         """``rwku:<ids>``: any comma-separated list of known target ids."""
         from probunlearn.benchmarks.rwku import loader
@@ -138,6 +143,17 @@ class RWKU(Benchmark):
             "rwku_forget_mia": loader.mia_rows(ids, "forget_mia", source),
             "rwku_retain_mia": loader.mia_rows(ids, "retain_mia", source),
         }
+
+    def builds_prompts(self, evalset: str) -> bool:
+        """RWKU builds its probes' prompts (the chat template, then ``Answer:`` but after an
+        affirmative-suffix probe)."""
+        return evalset == "rwku_probes"
+
+    def stop_tokens(self, evalset: str) -> list[str]:
+        """RWKU's terminators besides eos (:func:`.prompts.stop_id_sequences`)."""
+        from probunlearn.benchmarks.rwku.prompts import STOP_TOKENS
+
+        return list(STOP_TOKENS) if evalset == "rwku_probes" else []
 
     def prompts(self, evalset: str, rows, tokenizer) -> list[str] | None:
         """RWKU's prompts of the probe rows (:func:`.prompts.prompt_texts`), None for other sets."""

@@ -327,3 +327,9 @@ def scan_targets(source: str | os.PathLike) -> list[dict[str, Any]]:
         name = json.loads((folder / "intro.json").read_text(encoding="utf-8"))[0]["target"]
         out.append({"id": tid, "folder": folder.name, "name": name, "rows": rows})
     return out
+
+
+if (
+    __name__ == "__main__"
+):  # python -m probunlearn.benchmarks.rwku.loader: every target's id and name
+    print(listing())

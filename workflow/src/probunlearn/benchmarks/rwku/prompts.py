@@ -143,14 +143,13 @@ def prompt_ids(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=True)["input_ids"])
 
 
+STOP_TOKENS = ("<|eot_id|>", " \n", "\n")
+"""RWKU's terminators after eos, as tokens (eval_forget.py lines 91-96)."""
+
+
 def stop_id_sequences(tokenizer: Any) -> list[list[int | None]]:
     """RWKU's ``terminators`` exactly (None where ``convert_tokens_to_ids`` finds nothing)."""
-    return [
-        [tokenizer.eos_token_id],
-        [tokenizer.convert_tokens_to_ids("<|eot_id|>")],
-        [tokenizer.convert_tokens_to_ids(" \n")],
-        [tokenizer.convert_tokens_to_ids("\n")],
-    ]
+    return [[tokenizer.eos_token_id]] + [[tokenizer.convert_tokens_to_ids(t)] for t in STOP_TOKENS]
 
 
 def stop_ids(tokenizer: Any) -> list[int]:
