@@ -120,8 +120,10 @@ def add_parser(sub: Any) -> None:
         metavar="SPEC",
         help="attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8 (LLM.int8's "
         "weights only), "
-        "relearn:steps=20,lr=1e-5,examples=8, paraphrase, prefix, fewshot:3; the bounds before "
-        "and after go to attacks.csv and the report (docs/attacks.md)",
+        "relearn:steps=20,lr=1e-5,examples=8 (the --reference model relearned alike is its "
+        "control), paraphrase, prefix, fewshot:3 (a prompt attack is compared with the original "
+        "prompt sampled as many times); the bounds before and after go to attacks.csv and the "
+        "report (docs/attacks.md)",
     )
     x.add_argument(
         "--membership",
