@@ -1426,8 +1426,9 @@ def test_attack_and_membership_plan(zoo, tmp_path):
     assert plan.load_params("a--quant__int8")["model_path"] == plan.paths.run_model(
         "a--quant__int8"
     )
-    family = "questions--paraphrase"
-    assert list(plan.attacks.families) == [family]
+    family, null = "questions--paraphrase", "questions--null__2"
+    assert list(plan.attacks.families) == [family, null]  # null: the family's before
+    assert plan.attacks.family_rows(null) == plan.attacks.family_rows(family)
     members = len(plan.attacks.families[family][1].settings) and plan.attacks.family_rows(family)
     assert plan.shards(family) == range(-(-members // 4))
     assert plan.shards(plan.sampled_set) == range(2)
@@ -1437,7 +1438,11 @@ def test_attack_and_membership_plan(zoo, tmp_path):
         plan.paths.scores("a", family, "sampled"),
     ]
     assert {c["reference"] for c in cases} == {plan.paths.scores("o", "questions", "sampled")}
-    assert {c["before"] for c in cases} == {plan.paths.scores("a", "questions", "sampled")}
+    assert [c["before"] for c in cases] == [
+        plan.paths.scores("a", "questions", "sampled"),
+        plan.paths.scores("a", null, "sampled"),
+    ]
+    assert [c["control"] for c in cases] == [None, None]  # no relearning, no --reference
 
 
 # ---- issue 47: the output directory, its lock and its names: nothing of the user's is lost -----------
