@@ -1350,6 +1350,10 @@ def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
     """Calls with a bad attack, membership or open-unlearning input -> what the error must say."""
     data = zoo["data"]
     keywords = _write_jsonl(tmp / "kw.jsonl", [{"question": "Who?", "keywords": ["Alice"]}])
+    one_subject = _write_jsonl(
+        tmp / "ada.jsonl",
+        [{"question": f"Q{i}?", "answer": f"A{i}.", "subject": "Ada"} for i in range(4)],
+    )
     holdout = _write_jsonl(tmp / "holdout.jsonl", HOLDOUT)
     (tmp / "ou").mkdir()
     eval_as_summary = tmp / "ou" / "TOFU_SUMMARY.json"
@@ -1365,6 +1369,11 @@ def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
             "model 'a': attack 'relearn:20' needs the forget set",
         ),
         "relearn-all-rows": (["--attack", "relearn:examples=5"], "leaves no question"),
+        "relearn-one-subject": (
+            ["--data", one_subject, "--attack", "relearn:examples=2"],
+            "of 'ada' (4) to attack (exclude=subject: the pairs' subjects are not judged); lower "
+            "examples, or exclude=question",
+        ),
         "fewshot-no-retain": (["--attack", "fewshot:3,source=retain"], "needs the retain set"),
         "dashes": (
             ["--model", f"a--b={zoo['b']}", "--attack", "quant:nf4"],
@@ -1389,7 +1398,7 @@ def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
 @pytest.mark.parametrize(
     "case",
     ["bad-spec", "unknown-attack", "twice", "relearn-no-forget", "relearn-all-rows",
-     "fewshot-no-retain", "dashes", "stat", "no-reference", "no-holdout", "overlap", "ou-layout",
+     "relearn-one-subject", "fewshot-no-retain", "dashes", "stat", "no-reference", "no-holdout", "overlap", "ou-layout",
      "ou-name", "ou-model"],
 )  # fmt: skip
 def test_bad_attack_membership_and_openunlearning_inputs_fail_before_any_job(

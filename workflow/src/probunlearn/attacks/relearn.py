@@ -83,6 +83,31 @@ def held_out_ids(
     ]
 
 
+def relearn_split(
+    rows: pl.DataFrame, evalset: pl.DataFrame, settings: Mapping[str, Any]
+) -> tuple[list[int], list[str], list[str]]:
+    """(row positions of the pairs in ``rows``, their subjects in first-seen order, the ids of the
+    ``evalset`` rows judged) for the settings ``examples``, ``seed`` and ``exclude``: what
+    :meth:`Relearn.apply` relearns and judges, known before any job (the model is not read)."""
+    by_subject = settings["exclude"] == "subject"
+    subjects = subjects_of(rows)
+    k, seed = settings["examples"], settings["seed"]
+    positions = (
+        choose_by_subject(subjects, k, seed)
+        if by_subject
+        else choose_examples(rows.height, k, seed)
+    )
+    picked = rows[positions]
+    picked_subjects = list(dict.fromkeys(subjects[i] for i in positions))
+    judged = held_out_ids(
+        evalset,
+        picked["id"].to_list(),
+        picked["question"].to_list(),
+        picked_subjects if by_subject else None,
+    )
+    return positions, picked_subjects, judged
+
+
 class Relearn(Attack):
     name = "relearn"
     label = "Relearning"
@@ -132,25 +157,15 @@ class Relearn(Attack):
                 f"has {rows.height} rows"
             )
         by_subject = settings["exclude"] == "subject"
-        subjects = subjects_of(rows)
-        if by_subject:
-            positions = choose_by_subject(subjects, k, settings["seed"])
-        else:
-            positions = choose_examples(rows.height, k, settings["seed"])
+        positions, picked_subjects, attacked = relearn_split(rows, evalset, settings)
         picked = rows[positions]
-        picked_subjects = list(dict.fromkeys(subjects[i] for i in positions))
-        attacked = held_out_ids(
-            evalset,
-            picked["id"].to_list(),
-            picked["question"].to_list(),
-            picked_subjects if by_subject else None,
-        )
         if not attacked:
             what = "subjects" if by_subject else "questions"
             raise ValueError(
                 f"model {name!r}: attack {spec!r} relearns on {k} pairs of the {source} set, which "
                 f"leaves none of the eval set's {evalset.height} questions to attack (exclude="
                 f"{settings['exclude']}: the pairs' {what} are not judged); lower examples"
+                + (", or exclude=question" if by_subject else "")
             )
         model, merged = working_copy(inputs, spec)
         model.requires_grad_(True)

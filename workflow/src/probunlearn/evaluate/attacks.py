@@ -152,14 +152,7 @@ class EvaluateAttacks(AttackPlan):
                 except ValueError as e:
                     raise ValueError(f"{where}: {e}") from None
                 if spec.kind == "relearn":
-                    source = plan.sets[self.data_of(model, spec.settings["source"])]
-                    k, rows = spec.settings["examples"], plan.sets[plan.sampled_set].height
-                    if k > source.height or (spec.settings["source"] == "forget" and k >= rows):
-                        raise ValueError(
-                            f"{where}: model {model!r}: relearning on {k} examples of the "
-                            f"{spec.settings['source']} set ({source.height} rows) leaves no "
-                            f"question of {plan.sampled_set!r} ({rows}) to attack; lower examples"
-                        )
+                    self._check_relearn(model, spec, where)
         for spec in self.specs:
             needs = ATTACKS.get(spec.kind).needs(spec.settings)
             if self.transforms(spec) == "prompts" and "retain" in needs:
@@ -168,6 +161,24 @@ class EvaluateAttacks(AttackPlan):
                         f"--attack {spec.text!r} reads a retain set's questions, and the data has "
                         "none (TOFU's benchmarks have one: --benchmark tofu:forget01)"
                     )
+
+    def _check_relearn(self, model: str, spec: Spec, where: str) -> None:
+        """A relearning attack that leaves no question to judge (the pairs' subjects excluded,
+        :func:`probunlearn.attacks.relearn.relearn_split`) is an error before any job."""
+        from probunlearn.attacks.relearn import relearn_split
+
+        plan, st = self.plan, spec.settings
+        source = plan.sets[self.data_of(model, st["source"])]
+        evalset = plan.sets[plan.sampled_set]
+        k = st["examples"]
+        if k > source.height or not relearn_split(source, evalset, st)[2]:
+            raise ValueError(
+                f"{where}: model {model!r}: relearning on {k} examples of the {st['source']} set "
+                f"({source.height} rows) leaves no question of {plan.sampled_set!r} "
+                f"({evalset.height}) to attack (exclude={st['exclude']}: the pairs' "
+                f"{'subjects' if st['exclude'] == 'subject' else 'questions'} are not judged); "
+                f"lower examples{', or exclude=question' if st['exclude'] == 'subject' else ''}"
+            )
 
     def notes(self) -> list[str]:
         """What the attacks will do that a user should read (a merged adapter), one per model."""
