@@ -12,10 +12,14 @@ and :func:`parse_attack_slug` turn one into the other; a name parses back to the
 
 A model attack (quant, relearn) makes an attacked model (rule ``attack``), sampled and scored by the
 evaluation core's rules like any model; a prompt attack (paraphrase, prefix, fewshot) makes a family
-of prompts per question (rule ``attack_prompts``), sampled with the plain model. The plain model's
-samples ("before") are those of a run the design already has with the attack's sampling setting or
-one of the same temperature with at least its n (its first n samples are read), else the attack's
-setting is sampled for it too.
+of prompts per question (rule ``attack_prompts``), sampled with the plain model. A model attack's
+"before" is the plain model's samples of a run the design already has with the attack's sampling
+setting or one of the same temperature with at least its n (its first n samples are read), else the
+attack's setting is sampled for it too; a prompt attack's is the plain model on the null family of
+as many members (``{evalset}--null__{m}``, :mod:`probunlearn.attacks.null`), bounded the same way.
+A controlled attack (relearning) also attacks a control, a model that never saw the forget set
+(:meth:`AttackPlan.control_of`), on the data of the models it controls
+(``reference_forget10--relearn__10__lr-0p001``): the table's ``restored`` compares the two.
 """
 
 from __future__ import annotations
@@ -310,7 +314,9 @@ class AttackPlan:
             out.setdefault(name, (control, s))
         return out
 
-    def control_run(self, model: str, evalset: str, spec: Spec, setting: str):
+    def control_run(
+        self, model: str, evalset: str, spec: Spec, setting: str
+    ) -> tuple[str, str, str] | None:
         """The control's run of a case (None: not a controlled attack, or no control)."""
         control = self.control_of(model) if self.controlled(spec) else None
         return None if control is None else (attacked_name(control, spec), evalset, setting)
