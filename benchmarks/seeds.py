@@ -8,8 +8,14 @@ For each seed s this runs the default configuration (config.yaml) with ``seed: s
 on all of them (a finding counts as reproduced only then). The tables are also written to
 ``results/seeds.csv`` and ``results/seeds.md``; with the experiment ``attacks``, the seeds' attack
 tables go to ``results/seeds_attacks.csv`` and ``.md`` (M_bin before and after per method and
-attack, and whether the attack raises it on every seed). Not part of the tests: one seed is a full default
+attack, whether the attack raises it on every seed, and for relearning what it restores against its
+control, with the interval, per seed). Not part of the tests: one seed is a full default
 run. A seed whose results are complete is not rerun (Snakemake sees nothing to do).
+
+The seeds' runs add to the default run's attacks (``attacks.specs``) the relearning sweep
+(:data:`SWEEP`: the learning rates 1e-5 and 1e-4 beside the default run's 1e-3, every rate reported,
+and at 1e-3 the same-author variant ``exclude=question``), which the default run leaves out to stay
+within its time budget (issue 50); ``--no-sweep`` runs the default configuration alone.
 
 The membership-inference table of each seed (``tables/membership.csv``, experiment membership) is
 gathered the same way into ``results/seeds_membership.csv`` and ``.md``: per model and statistic the
@@ -35,12 +41,26 @@ from pathlib import Path
 import polars as pl
 import yaml
 
+SWEEP = ("relearn:10,lr=1e-05", "relearn:10,lr=0.0001", "relearn:10,lr=0.001,exclude=question")
+"""The attacks the seeds' runs add to the default run's: relearning at the learning rates 1e-5 and
+1e-4 (the default run has 1e-3), and the same-author variant at 1e-3."""
 
-def run_seed(seed: int, cores: int, overlay_dir: Path) -> Path:
-    """Run the default config for ``seed``; return its claims.csv."""
+
+def seed_overlay(seed: int, sweep: bool = True, config: Path = Path("config.yaml")) -> dict:
+    """The config laid over the default one for ``seed``: run ``mini-s{seed}``, the seeds, and
+    with ``sweep`` the default run's attack specs followed by :data:`SWEEP` (those it lacks)."""
+    out: dict = {"run": f"mini-s{seed}", "seed": seed, "world": {"seed": seed}}
+    if sweep:
+        specs = list(yaml.safe_load(config.read_text())["attacks"]["specs"])
+        out["attacks"] = {"specs": specs + [s for s in SWEEP if s not in specs]}
+    return out
+
+
+def run_seed(seed: int, cores: int, overlay_dir: Path, sweep: bool = True) -> Path:
+    """Run the default config for ``seed`` (with the relearning sweep); return its claims.csv."""
     run = f"mini-s{seed}"
     overlay = overlay_dir / f"seed-{seed}.yaml"
-    overlay.write_text(yaml.safe_dump({"run": run, "seed": seed, "world": {"seed": seed}}))
+    overlay.write_text(yaml.safe_dump(seed_overlay(seed, sweep)))
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--configfile", str(overlay)]
     print("+", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
@@ -122,26 +142,42 @@ def membership_seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
 def attacks_seeds_table(paths: dict[int, Path]) -> pl.DataFrame:
     """One row per (method, eval set, attack) of the seeds' attack tables (experiment attacks,
     ``tables/attacks.csv``): M_bin before and after per seed, the rise, and whether the attack raises
-    the bound on every seed (``raised_on_all``) and on how many (``seeds_raised``)."""
+    the bound on every seed (``raised_on_all``) and on how many (``seeds_raised``); for relearning
+    against its control (issue 50), per seed ``restored`` (P(leak) of the relearned model minus the
+    relearned control's, on the judged questions) and its 1 - alpha interval, and whether the
+    interval lies above 0 on every seed (``restored_on_all``; null where a table has no control)."""
     keys = ["method", "evalset", "attack"]
     frames = []
     for seed, path in paths.items():
         df = pl.read_csv(path, infer_schema_length=None)
+        for col in ("restored", "restored_low", "restored_high"):
+            if col not in df.columns:  # a table made before issue 50
+                df = df.with_columns(pl.lit(None, dtype=pl.Float64).alias(col))
         frames.append(
             df.select(
                 *keys,
                 pl.col("m_bin_before").alias(f"m_bin_before_s{seed}"),
                 pl.col("m_bin_after").alias(f"m_bin_after_s{seed}"),
                 (pl.col("m_bin_after") - pl.col("m_bin_before")).alias(f"rise_s{seed}"),
+                pl.col("restored").cast(pl.Float64).alias(f"restored_s{seed}"),
+                pl.format(
+                    "[{}, {}]", pl.col("restored_low").round(3), pl.col("restored_high").round(3)
+                ).alias(f"restored_interval_s{seed}"),
+                (pl.col("restored_low").cast(pl.Float64) > 0).alias(f"restored_above_0_s{seed}"),
             )
         )
     out = frames[0]
     for df in frames[1:]:
         out = out.join(df, on=keys, how="full", coalesce=True)
     raised = [pl.col(f"rise_s{s}").fill_null(0.0) > 0 for s in paths]
+    above = [pl.col(f"restored_above_0_s{s}") for s in paths]
     return out.with_columns(
         pl.all_horizontal(raised).alias("raised_on_all"),
         pl.sum_horizontal([r.cast(pl.Int32) for r in raised]).alias("seeds_raised"),
+        pl.when(pl.any_horizontal([a.is_null() for a in above]))
+        .then(None)
+        .otherwise(pl.all_horizontal(above))
+        .alias("restored_on_all"),
     )
 
 
@@ -150,10 +186,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument(
+        "--no-sweep",
+        action="store_true",
+        help="the default run's attacks only (no relearning sweep, no same-author variant)",
+    )
     args = ap.parse_args()
     overlay_dir = Path("results/seeds")
     overlay_dir.mkdir(parents=True, exist_ok=True)
-    paths = {s: run_seed(s, args.cores, overlay_dir) for s in args.seeds}
+    paths = {s: run_seed(s, args.cores, overlay_dir, not args.no_sweep) for s in args.seeds}
     table = seeds_table(paths)
     table.write_csv("results/seeds.csv")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=250):

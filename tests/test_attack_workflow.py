@@ -86,7 +86,17 @@ def test_mini_attacks_table1_models_with_nf4_and_relearning(mini):
     assert a.targets() == {labels[m]: t1[m] for m in mini.config["attacks"]["methods"]}
     specs = [s.canonical for s in a.specs]
     attacked = {attacked_name(m, s) for m in a.targets().values() for s in specs}
-    assert set(a.attacked_models) == attacked
+    # relearning's control: the reference model of forget10 (never saw it), relearned once for
+    # the five models on the same pairs
+    control = attacked_name("reference_forget10", "relearn:10,lr=0.001")
+    assert set(a.attacked_models) == attacked | {control}
+    assert a.controls[control][:2] == ("reference_forget10", parse_spec("relearn:10,lr=0.001"))
+    assert a.attack_inputs(control) == {
+        "model": "results/mini/models/reference_forget10",
+        "forget": "results/mini/data/forget10.parquet",
+    }
+    assert a.attack_params(control)["model_name"] == "reference_forget10"
+    assert a.attack_params(control)["attack_revision"] == ATTACKS.get("relearn").revision == 1
     runs = set(mini.sampled_runs())
     for name in a.attacked_models:
         assert (name, "forget10", "attack") in runs
@@ -100,9 +110,14 @@ def test_mini_attacks_table1_models_with_nf4_and_relearning(mini):
         assert c["before"] == mini.paths.scores(c["model"], "forget10", "main")
         assert c["reference"] == mini.paths.scores("target", "forget10", "main")
         assert c["after"] == mini.paths.scores(c["attacked_model"], "forget10", "attack")
+        relearn = c["kind"] == "relearn"
+        assert c["control"] == (
+            mini.paths.scores(control, "forget10", "attack") if relearn else None
+        )
+        assert c["control_model"] == ("reference_forget10" if relearn else None)
     assert all(p in mini.metric_parts() for p in (mini.paths.sampled_metrics(*r) for r in runs))
     jobs = mini.expected_jobs()
-    assert jobs["attack"] == len(a.attacked_models) and jobs["attacks_table"] == 1
+    assert jobs["attack"] == len(a.attacked_models) == 11 and jobs["attacks_table"] == 1
     assert "attack_prompts" not in jobs
     assert "attacks" in mini.figure_names() and mini.paths.table("attacks") in mini.table_targets()
     assert mini.claims_inputs()["attacks"] == mini.paths.table("attacks")
@@ -146,15 +161,20 @@ def test_prompt_families_are_eval_sets_of_their_own(root):
         },
     )
     a = d.attacks
+    # each with the null family of as many members: the original prompt, sampled m times
     assert set(a.families) == {"forget10--paraphrase", "forget10--prefix__affirmative",
-                               "forget10--fewshot__2__draws-2"}  # fmt: skip
+                               "forget10--fewshot__2__draws-2", "forget10--null__2",
+                               "forget10--null__7", "forget10--null__3"}  # fmt: skip
+    assert d.evalset_rows("forget10--null__7") == 7 * d.evalset_rows("forget10")
     rows = d.evalset_rows("forget10")
     assert d.evalset_rows("forget10--paraphrase") == 2 * rows
     assert d.evalset_rows("forget10--prefix__affirmative") == 7 * rows
     assert len(d.shards("forget10--fewshot__2__draws-2")) == -(-3 * rows // 40)
     npo = d.table1_models()["npo"]
     runs = set(d.sampled_runs())
-    assert {(npo, f, "attack") for f in a.families} | {(npo, "forget10", "attack")} <= runs
+    # no plain run: a prompt attack's before is its null family
+    assert {(npo, f, "attack") for f in a.families} <= runs
+    assert (npo, "forget10", "attack") not in runs
     assert (
         d.sampling_params(npo, "forget10--paraphrase", "attack")["template"] == d.config["template"]
     )
@@ -166,8 +186,18 @@ def test_prompt_families_are_eval_sets_of_their_own(root):
     }  # fmt: skip
     cases = {c["attack"]: c for c in d.attacks.table_cases()}
     assert cases["paraphrase"]["attacked_evalset"] == "forget10--paraphrase"
-    assert cases["paraphrase"]["before"] == d.paths.scores(npo, "forget10", "attack")
-    assert d.expected_jobs()["attack_prompts"] == 3
+    assert cases["paraphrase"]["before_evalset"] == "forget10--null__2"
+    assert cases["paraphrase"]["before"] == d.paths.scores(npo, "forget10--null__2", "attack")
+    assert cases["prefix:affirmative"]["before"] == d.paths.scores(
+        npo, "forget10--null__7", "attack"
+    )
+    assert (npo, "forget10--null__3", "attack") in runs
+    assert a.prompts_params("forget10--null__2") == {
+        "spec": "null:2",
+        "template": d.config["template"],
+    }
+    assert a.prompts_params("forget10--fewshot__2__draws-2")["attack_revision"] == 1
+    assert d.expected_jobs()["attack_prompts"] == 6
 
 
 # ---- pre-job checks --------------------------------------------------------------------------------
@@ -350,41 +380,80 @@ def test_attack_table_bounds_before_and_after(tmp_path):
     target = _scores(tmp_path / "target.parquet", ids, {}, n, dict.fromkeys(ids, 0.8), 1)
     quant = _scores(tmp_path / "quant.parquet", ids, dict.fromkeys(ids, 0.5), n,
                     dict.fromkeys(ids, 0.4), 2)  # fmt: skip
-    relearned = ["f0", "f1"]
+    relearned = {"relearned_ids": ["f0", "f1"], "exclude": "subject",
+                 "relearned_questions": rows["question"][:2].to_list(),
+                 "relearned_subjects": ["row:f0", "row:f1"]}  # fmt: skip
     info = tmp_path / "relearn.json"
-    info.write_text(json.dumps({"notes": ["a note"], "relearned_ids": relearned,
-                                "relearned_questions": rows["question"][:2].to_list()}))  # fmt: skip
-    relearn = _scores(tmp_path / "relearn.parquet", ids, dict.fromkeys(ids, 0.3), n, {}, 3)
+    info.write_text(json.dumps({"notes": ["a note"], **relearned}))
+    control_info = tmp_path / "control.json"
+    control_info.write_text(json.dumps(relearned))
+    relearn = _scores(tmp_path / "relearn.parquet", ids, dict.fromkeys(ids, 0.5), n, {}, 3)
+    control = _scores(tmp_path / "control.parquet", ids, {"f2": 0.25}, n, {"f3": 1.0}, 5)
     fam_ids = [f"{i}::{m}" for i in ids for m in ("original", "paraphrase")]
     fam = _scores(tmp_path / "fam.parquet", fam_ids, {"f2::paraphrase": 1.0}, n,
                   {"f2::paraphrase": 1.0}, 4)  # fmt: skip
+    null_ids = [f"{i}::{m}" for i in ids for m in ("copy0", "copy1")]
+    null = _scores(tmp_path / "null.parquet", null_ids, {}, n, {}, 6)
     common = {"label": "NPO", "model": "npo", "evalset": "forget10", "before": before,
               "reference": target, "evalset_path": str(tmp_path / "forget10.parquet"),
-              "retain_term": True, "attacked_evalset": None, "info": None}  # fmt: skip
+              "retain_term": True, "attacked_evalset": None, "before_evalset": None,
+              "info": None, "control_model": None, "control": None,
+              "control_info": None}  # fmt: skip
     cases = [
         {**common, "attack": "quant:nf4", "kind": "quant", "attacked_model": "npo--quant__nf4",
          "after": quant},
         {**common, "attack": "relearn:2", "kind": "relearn", "attacked_model": "npo--r",
-         "after": relearn, "info": str(info)},
+         "after": relearn, "info": str(info), "control_model": "reference_forget10",
+         "control": control, "control_info": str(control_info)},
         {**common, "attack": "paraphrase", "kind": "paraphrase", "attacked_model": None,
-         "attacked_evalset": "forget10--paraphrase", "after": fam},
+         "attacked_evalset": "forget10--paraphrase", "after": fam,
+         "before_evalset": "forget10--null__2", "before": null},
+        {**common, "attack": "relearn:2", "kind": "relearn", "attacked_model": "npo--r",
+         "after": relearn, "info": str(info)},
     ]  # fmt: skip
     settings = {"n": n, "leak_threshold": 0.5, "score": "rougeL_recall", "alpha": 0.01,
                 "bins": 100, "rho": 2.0}  # fmt: skip
     df = make_attacks(cases, str(tmp_path / "attacks.csv"), str(tmp_path / "attacks"), **settings)
-    assert df.columns == COLUMNS and pl.read_csv(tmp_path / "attacks.csv").height == 3
+    assert df.columns == COLUMNS and pl.read_csv(tmp_path / "attacks.csv").height == 4
     assert (tmp_path / "attacks.png").stat().st_size > 0 and (tmp_path / "attacks.pdf").exists()
-    q, r, p = df.row(0, named=True), df.row(1, named=True), df.row(2, named=True)
+    q, r, p, bare = (df.row(i, named=True) for i in range(4))
     none_leak = float(bounds.clopper_pearson_upper(np.array([0]), n, 0.01)[0])
     assert q["m_bin_before"] == pytest.approx(none_leak) and q["m_bin_after"] > 0.5
     assert q["greedy_after"] == pytest.approx(0.4) and q["target_greedy"] == pytest.approx(0.8)
-    assert q["prompts"] == 6 and q["members"] == 1 and q["n"] == n
-    assert r["prompts"] == 4 and r["notes"] == "a note"  # judged where it did not relearn
+    assert q["prompts"] == 6 and q["members"] == 1 and q["n"] == n and q["exclude"] is None
+    assert q["control_model"] is None and q["restored"] is None
+    # relearning: judged where it did not relearn (other subjects), beside its control
+    assert r["prompts"] == 4 and r["notes"] == "a note" and r["exclude"] == "subject"
+    assert r["control_model"] == "reference_forget10"
+    assert r["greedy_control"] == pytest.approx(0.25)  # f3's 1.0 of f2..f5
+    leaks = {}
+    for name, path in (("after", relearn), ("control", control)):
+        t = pl.read_parquet(path).filter(~pl.col("greedy") & pl.col("id").is_in(ids[2:]))
+        leaks[name] = float((t["rougeL_recall"] >= 0.5).mean())
+    assert r["restored"] == pytest.approx(leaks["after"] - leaks["control"])
+    assert r["restored_low"] < r["restored"] < r["restored_high"] and r["restored_low"] > 0
+    assert 0 < r["restored_p"] < 0.01  # restored > 0 at level .01
+    assert r["m_bin_control"] < r["m_bin_after"]
+    assert bare["control_model"] is None and bare["restored"] is None
+    assert bare["notes"] == "a note; no control: the run has no model that never saw the forget set"
+    # a family: per question the worst member's bound at alpha / 2 (all members at once), before
+    # too (the null family of two copies of the original prompt)
     assert p["members"] == 2 and p["prompts"] == 6 and p["greedy_after"] == pytest.approx(1 / 6)
-    # the family's bound: per question the worst member's, at alpha / 2 (all members at once)
+    assert p["before_evalset"] == "forget10--null__2"
     each = float(bounds.clopper_pearson_upper(np.array([0]), n, 0.005)[0])
     worst = float(bounds.clopper_pearson_upper(np.array([n]), n, 0.005)[0])
     assert p["m_bin_after"] == pytest.approx((5 * each + worst) / 6)
+    assert p["m_bin_before"] == pytest.approx(each) and p["greedy_before"] == 0
+    # the control must have been relearned on the same pairs; the null family as many members
+    control_info.write_text(json.dumps({**relearned, "relearned_ids": ["f0", "f2"]}))
+    with pytest.raises(ValueError, match=r"control 'reference_forget10' was relearned on "
+                       r"\['f0', 'f2'\], not on the same pairs"):  # fmt: skip
+        make_attacks(cases[1:2], str(tmp_path / "x.csv"), str(tmp_path / "x"), **settings)
+    three = [f"{i}::copy{k}" for i in ids for k in range(3)]
+    cases[2]["before"] = _scores(tmp_path / "null3.parquet", three, {}, n, {}, 7)
+    with pytest.raises(ValueError, match=r"null family has 3 members of 6 questions; the "
+                       r"attacked family 2 of 6"):  # fmt: skip
+        make_attacks(cases[2:3], str(tmp_path / "x.csv"), str(tmp_path / "x"), **settings)
 
 
 def test_attack_claims_read_the_share_of_knowledge_kept():
@@ -436,3 +505,23 @@ def test_seeds_collect_the_attack_tables(tmp_path):
     assert t["method"].to_list() == ["GD", "NPO"]
     assert t["raised_on_all"].to_list() == [False, True] and t["seeds_raised"].to_list() == [1, 3]
     assert t["rise_s2"].to_list() == pytest.approx([-0.05, 0.4])
+    assert t["restored_on_all"].to_list() == [None, None]  # tables made before the controls
+    # relearning against its control: restored and its interval per seed
+    for s, low in enumerate((0.1, 0.02, -0.01)):
+        pl.DataFrame(
+            {"method": ["NPO", "GD"], "evalset": ["forget10"] * 2, "attack": ["relearn:10"] * 2,
+             "m_bin_before": [0.1, 0.1], "m_bin_after": [0.5, 0.5], "restored": [0.3, 0.2],
+             "restored_low": [low, 0.05], "restored_high": [0.5, 0.4]}
+        ).write_csv(paths[s])  # fmt: skip
+    t = seeds.attacks_seeds_table(paths).sort("method")
+    assert t["restored_on_all"].to_list() == [True, False]
+    assert t["restored_interval_s0"].to_list() == ["[0.05, 0.4]", "[0.1, 0.5]"]
+    # the seeds' runs: the default run's attacks, then the relearning sweep and the same-author
+    # variant (every rate reported), a valid config
+    overlay = seeds.seed_overlay(1, config=ROOT / "config.yaml")
+    specs = overlay["attacks"]["specs"]
+    assert specs[:2] == ["quant:nf4", "relearn:10,lr=0.001"] and specs[2:] == list(seeds.SWEEP)
+    d = design_of({k: v for k, v in overlay.items() if k in ("attacks",)})
+    assert len(d.attacks.controls) == 4  # the reference relearned per relearning attack
+    assert d.expected_jobs()["attack"] == 5 * 5 + 4
+    assert "attacks" not in seeds.seed_overlay(1, sweep=False)

@@ -60,9 +60,10 @@ def tiny():
 
 
 def test_registry_and_spec_round_trip():
-    assert ATTACKS.names() == ["fewshot", "paraphrase", "prefix", "quant", "relearn"]
+    assert ATTACKS.names() == ["fewshot", "null", "paraphrase", "prefix", "quant", "relearn"]
     assert {a.name: a.transforms for a in ATTACKS} == {
         "fewshot": "prompts",
+        "null": "prompts",
         "paraphrase": "prompts",
         "prefix": "prompts",
         "quant": "model",
@@ -453,6 +454,94 @@ def test_relearn_bad_input(tiny):
         apply_attack("relearn", Inputs(Target("tiny"), model=model, tokenizer=tok))
 
 
+def _authors(n_authors: int = 4, per: int = 3) -> pl.DataFrame:
+    """The mini world's shape: authors (kind author, group = the name) of ``per`` questions each."""
+    return to_frame(
+        [
+            make_row(
+                id=f"a{a:03d}-q{q:02d}",
+                question=f"Question {q} about {NAMES[a]}?",
+                answer=f"{NAMES[a]} has fact {q}.",
+                group=NAMES[a],
+                kind="author",
+            )
+            for a in range(n_authors)
+            for q in range(per)
+        ]
+    )
+
+
+def test_a_rows_subject_is_its_author_or_target():
+    from probunlearn.attacks import subjects_of
+
+    world = _authors(2, 2)
+    assert subjects_of(world) == ["author:Ada Brook"] * 2 + ["author:Bruno Costa"] * 2
+    tofu = to_frame([make_row(id="tofu-3990", question="q", answer="a", group="author-199",
+                              kind="tofu")])  # fmt: skip
+    assert subjects_of(tofu) == ["tofu:author-199"]  # TOFU's 20 questions per author
+    rwku = to_frame([make_row(id="rwku-14-forget_level2-3", question="q", answer="a",
+                              group="forget_level2", kind="rwku:qa")])  # fmt: skip
+    assert subjects_of(rwku) == ["rwku-14"]  # the target, not the probe's level
+    # a category is no subject, nor is a user's row without one: the row is its own
+    other = to_frame(
+        [
+            make_row(id="ra1", question="q", answer="a", group="real_authors", kind="real_authors"),
+            make_row(id="u1", question="q", answer="a"),
+        ]
+    )
+    assert subjects_of(other) == ["row:ra1", "row:u1"]
+
+
+def test_relearning_pairs_and_judged_questions_come_from_different_subjects(tiny):
+    from probunlearn.attacks.relearn import choose_by_subject, choose_examples, held_out_ids
+
+    rows = _authors()  # 4 authors x 3 questions, as forget10 is 4 x 10
+    subjects = attacks.subjects_of(rows)
+    for seed in range(5):
+        one = choose_by_subject(subjects, 2, seed)  # 2 pairs fit in one author
+        assert len(one) == 2 and len({subjects[i] for i in one}) == 1
+        two = choose_by_subject(subjects, 5, seed)  # 5 need two authors
+        assert len(two) == 5 and len({subjects[i] for i in two}) == 2
+    assert choose_by_subject(subjects, 2, 0) == choose_by_subject(subjects, 2, 0)
+    tok, model = tiny
+    inputs = Inputs(Target("tiny", forget=True), model=model, tokenizer=tok, data={"forget": rows})
+    res = apply_attack("relearn:steps=1,examples=2,seed=3", inputs)
+    author = res.info["relearned_subjects"]
+    assert res.info["exclude"] == "subject" and len(author) == 1 and res.info["notes"] == []
+    assert res.attacked_ids == [i for i, s in zip(rows["id"], subjects, strict=True)
+                                if s != author[0]] == res.info["held_out_ids"]  # fmt: skip
+    assert len(res.attacked_ids) == 9
+    # the same-subject variant: the pairs drawn among all questions, the others judged
+    same = apply_attack("relearn:steps=1,examples=2,seed=3,exclude=question", inputs)
+    assert same.info["relearned_ids"] == rows["id"][choose_examples(12, 2, 3)].to_list()
+    assert len(same.attacked_ids) == 10
+    assert held_out_ids(rows, same.info["relearned_ids"], same.info["relearned_questions"]) == (
+        same.attacked_ids
+    )
+    with pytest.raises(ValueError, match=r"leaves none of the eval set's 12 questions to attack "
+                       r"\(exclude=subject: the pairs' subjects are not judged\)"):  # fmt: skip
+        apply_attack("relearn:steps=1,examples=10", inputs)
+
+
+def test_fewshot_contexts_leave_out_the_questions_subject():
+    rows = _authors()
+    subjects = dict(zip(rows["id"], attacks.subjects_of(rows), strict=True))
+    res = apply_attack("fewshot:k=3,draws=2", Inputs(Target("m"), evalset=rows))
+    assert res.info["exclude"] == "subject"
+    shots = res.family.rows.filter(pl.col("member") != "original")
+    assert shots.height == 2 * rows.height
+    for base, chosen in zip(shots["base_id"], shots["shots"], strict=True):
+        assert len(chosen) == 3 and all(subjects[c] != subjects[base] for c in chosen)
+    # the same-subject variant may show the author's other facts; as before issue 50
+    same = apply_attack("fewshot:k=3,draws=2,exclude=question", Inputs(Target("m"), evalset=rows))
+    chosen = same.family.rows.filter(pl.col("member") != "original")
+    assert any(subjects[c] == subjects[b] for b, cs in zip(chosen["base_id"], chosen["shots"],
+                                                            strict=True) for c in cs)  # fmt: skip
+    with pytest.raises(ValueError, match=r"9 question\(s\) of another subject for row "
+                       r"'a000-q00'"):  # fmt: skip
+        apply_attack("fewshot:10", Inputs(Target("m"), evalset=rows))
+
+
 def test_train_lm_max_steps_default_is_unchanged(tiny):
     from probunlearn.training import train_lm
 
@@ -575,7 +664,8 @@ def test_fewshot_family():
     assert chat.template == "chat" and chat.rows["prompt"][0] == rows["question"][0]
     assert chat.rows["prompt"][1].startswith("Question: ")
     assert chat.rows["prompt"][1].endswith("\n\n" + rows["question"][0])
-    with pytest.raises(ValueError, match=r"model 'm'.*k=6.*5 other question\(s\) for row 'f0'"):
+    with pytest.raises(ValueError, match=r"model 'm'.*k=6.*5 question\(s\) of another subject "
+                       r"for row 'f0' \(exclude=subject"):  # fmt: skip
         apply_attack("fewshot:6", Inputs(Target("m"), evalset=rows))
 
 
@@ -664,3 +754,49 @@ def test_uncorrected_member_bounds_are_not_simultaneous():
     assert _coverage(plain, p) < 0.5
     _, per = bounds.family_upper_bounds(x, alpha)
     assert _coverage(per, p) >= 1 - alpha
+
+
+# --------------------------------------------------------------------------------------------------
+# the null attack: before and after computed the same way (issue 50)
+
+
+def test_null_family_is_m_copies_of_the_original_prompt():
+    rows = _rows()
+    for target in (Target("m"), Target("c", template="chat")):
+        fam = apply_attack("null:3", Inputs(target, evalset=rows)).family
+        assert (
+            fam.members
+            == ("copy0", "copy1", "copy2")
+            == ATTACKS.get("null").members({"members": 3})
+        )
+        assert fam.template == (target.template or qa.DEFAULT_TEMPLATE)
+        assert fam.rows["id"][:4].to_list() == ["f0::copy0", "f0::copy1", "f0::copy2", "f1::copy0"]
+        assert fam.rows["prompt"].to_list() == [q for q in rows["question"] for _ in range(3)]
+    assert parse_spec("null").canonical == "null:2"
+
+
+@pytest.mark.parametrize("m", [2, 7])
+def test_a_null_attack_changes_nothing_but_noise(m):
+    """The attack table's before of a prompt attack of m members is the null family of m sampled
+    copies of the original prompt, bounded and maximised as the attacked family is: a null attack
+    (the null family against another) changes the mean M_bin and M_mu by Monte Carlo noise only,
+    where the old comparison (one copy at alpha against the family's worst member at alpha / m)
+    raised them by .013 to .14. 100 replications of forget10's 40 questions, n = 48, alpha = .01,
+    0/1 scores through the table's own code; the slack (4 standard errors of the replications'
+    mean) is under a quarter of the old bias, so a bias of its size would fail."""
+    from probunlearn.report.attacks import family_values, plain_values
+
+    rng = np.random.default_rng(50 + m)
+    reps, questions, n, alpha = 100, 40, 48, 0.01
+    for p in (0.0, 0.1, 0.3):
+        after, null = ((rng.random((reps * questions, m, n)) < p).astype(float) for _ in "ab")
+        greedy = np.zeros((reps * questions, m))
+        a = family_values(after, greedy, 0.5, alpha, 100, 2.0)
+        b = family_values(null, greedy, 0.5, alpha, 100, 2.0)
+        old = plain_values(null[:, 0, :], greedy[:, 0], 0.5, alpha, 100, 2.0)
+        for key in ("m_bin", "m_mu"):
+            change = (a[key] - b[key]).reshape(reps, questions).mean(axis=1)  # each table's
+            bias = (a[key] - old[key]).reshape(reps, questions).mean(axis=1)
+            slack = 4 * change.std(ddof=1) / math.sqrt(reps) + 1e-12
+            assert abs(change.mean()) <= slack, (p, key, change.mean(), slack)
+            assert bias.mean() >= 0.013 - 1e-3 and slack < bias.mean() / 4, (p, key, bias.mean())

@@ -111,6 +111,12 @@ def test_user_data_keywords_from_csv_and_truth_ratio_columns(tmp_path):
     )
     row = read_user_data(tofu).row(0, named=True)
     assert row["paraphrased_answer"] == "A!" and row["perturbed_answers"] == ["B."]
+    # a subject column: whom each question is about (relearning and few-shot keep subjects apart)
+    from probunlearn.attacks import subjects_of
+
+    csv.write_text("question,answer,subject\nQ1?,A,Ada\nQ2?,B,Ada\nQ3?,C,\n")
+    rows = read_user_data(csv)
+    assert subjects_of(rows) == ["user:Ada", "user:Ada", "row:row-3"]
 
 
 @pytest.mark.parametrize(
@@ -1253,8 +1259,10 @@ OPEN_UNLEARNING = {  # open-unlearning's TOFU_SUMMARY.json: metric -> agg_value
 
 @pytest.mark.slow
 def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
-    """One run: a quantization and a prompt attack of the evaluated model, membership inference
-    with a holdout set and a reference model, and open-unlearning's summary beside ours."""
+    """One run: a quantization, a relearning and a prompt attack of the evaluated model (the
+    relearning's control: the reference model relearned on the same pairs; the prompt attack's
+    before: the null family), membership inference with a holdout set and a reference model, and
+    open-unlearning's summary beside ours."""
     holdout = _write_jsonl(tmp_path / "holdout.jsonl", HOLDOUT)
     theirs = tmp_path / "ou" / "TOFU_SUMMARY.json"
     theirs.parent.mkdir()
@@ -1263,6 +1271,7 @@ def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
     rc = _evaluate(
         "--model", f"a={zoo['a']}", "--reference", f"ref={zoo['ref']}", "--data", zoo["data"],
         "--holdout", holdout, "--attack", "quant:nf4", "--attack", "prefix", "--n", "6",
+        "--attack", "relearn:1,examples=2",
         "--openunlearning", f"a={theirs.parent}", "--leak-threshold", "0.5", "--out", out,
     )  # fmt: skip
     assert rc == 0, (out / "logs" / "evaluate.log").read_text()[-3000:]
@@ -1270,14 +1279,25 @@ def test_evaluate_attacks_membership_and_openunlearning(zoo, tmp_path):
     from probunlearn.report.attacks import COLUMNS
 
     att = pl.read_csv(out / "attacks.csv")
-    assert att.columns == COLUMNS and att["attack"].to_list() == ["quant:nf4", "prefix:sure"]
-    assert att["attacked_model"].to_list() == ["a--quant__nf4", None]
-    assert att["members"].to_list()[0] == 1 and att["members"].to_list()[1] > 1
+    assert att.columns == COLUMNS
+    assert att["attack"].to_list() == ["quant:nf4", "prefix:sure", "relearn:1,examples=2"]
+    assert att["attacked_model"].to_list() == ["a--quant__nf4", None, "a--relearn__1__examples-2"]
+    assert att["members"].to_list() == [1, 2, 1]
+    assert att["before_evalset"].to_list()[:2] == [None, "questions--null__2"]
     row = pl.read_csv(out / "summary.csv").filter(pl.col("model") == "a").row(0, named=True)
     for r in att.iter_rows(named=True):
-        assert r["prompts"] == 5 and r["n"] == 6
-        assert r["greedy_before"] == pytest.approx(row["greedy"])
+        assert r["prompts"] == (3 if r["kind"] == "relearn" else 5) and r["n"] == 6
+        if r["kind"] != "relearn":  # greedy answers of the prompt (twice in the null family)
+            assert r["greedy_before"] == pytest.approx(row["greedy"])
         assert 0 <= r["m_bin_after"] <= 1 and 0 <= r["m_mu_after"] <= 1
+    # relearning, beside the reference model relearned on the same pairs (the rows name no
+    # subject: the other questions are judged)
+    r = att.row(2, named=True)
+    assert r["control_model"] == "ref" and r["exclude"] == "subject"
+    assert r["restored_low"] <= r["restored"] <= r["restored_high"] and 0 < r["restored_p"] <= 1
+    relearned = [json.loads((out / "attacks" / f"{m}--relearn__1__examples-2.json").read_text())
+                 for m in ("a", "ref")]  # fmt: skip
+    assert relearned[0]["relearned_ids"] == relearned[1]["relearned_ids"]
     # the quantized model is sampled as a model of its own
     quant = pl.read_parquet(out / "scores" / "a--quant__nf4" / "questions" / "sampled.parquet")
     assert quant.filter(~pl.col("greedy")).height == 5 * 6
@@ -1330,6 +1350,10 @@ def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
     """Calls with a bad attack, membership or open-unlearning input -> what the error must say."""
     data = zoo["data"]
     keywords = _write_jsonl(tmp / "kw.jsonl", [{"question": "Who?", "keywords": ["Alice"]}])
+    one_subject = _write_jsonl(
+        tmp / "ada.jsonl",
+        [{"question": f"Q{i}?", "answer": f"A{i}.", "subject": "Ada"} for i in range(4)],
+    )
     holdout = _write_jsonl(tmp / "holdout.jsonl", HOLDOUT)
     (tmp / "ou").mkdir()
     eval_as_summary = tmp / "ou" / "TOFU_SUMMARY.json"
@@ -1345,6 +1369,11 @@ def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
             "model 'a': attack 'relearn:20' needs the forget set",
         ),
         "relearn-all-rows": (["--attack", "relearn:examples=5"], "leaves no question"),
+        "relearn-one-subject": (
+            ["--data", one_subject, "--attack", "relearn:examples=2"],
+            "of 'ada' (4) to attack (exclude=subject: the pairs' subjects are not judged); lower "
+            "examples, or exclude=question",
+        ),
         "fewshot-no-retain": (["--attack", "fewshot:3,source=retain"], "needs the retain set"),
         "dashes": (
             ["--model", f"a--b={zoo['b']}", "--attack", "quant:nf4"],
@@ -1369,7 +1398,7 @@ def _bad_extras(zoo, tmp: Path) -> dict[str, tuple[list, str]]:
 @pytest.mark.parametrize(
     "case",
     ["bad-spec", "unknown-attack", "twice", "relearn-no-forget", "relearn-all-rows",
-     "fewshot-no-retain", "dashes", "stat", "no-reference", "no-holdout", "overlap", "ou-layout",
+     "relearn-one-subject", "fewshot-no-retain", "dashes", "stat", "no-reference", "no-holdout", "overlap", "ou-layout",
      "ou-name", "ou-model"],
 )  # fmt: skip
 def test_bad_attack_membership_and_openunlearning_inputs_fail_before_any_job(
@@ -1406,8 +1435,9 @@ def test_attack_and_membership_plan(zoo, tmp_path):
     assert plan.load_params("a--quant__int8")["model_path"] == plan.paths.run_model(
         "a--quant__int8"
     )
-    family = "questions--paraphrase"
-    assert list(plan.attacks.families) == [family]
+    family, null = "questions--paraphrase", "questions--null__2"
+    assert list(plan.attacks.families) == [family, null]  # null: the family's before
+    assert plan.attacks.family_rows(null) == plan.attacks.family_rows(family)
     members = len(plan.attacks.families[family][1].settings) and plan.attacks.family_rows(family)
     assert plan.shards(family) == range(-(-members // 4))
     assert plan.shards(plan.sampled_set) == range(2)
@@ -1417,7 +1447,11 @@ def test_attack_and_membership_plan(zoo, tmp_path):
         plan.paths.scores("a", family, "sampled"),
     ]
     assert {c["reference"] for c in cases} == {plan.paths.scores("o", "questions", "sampled")}
-    assert {c["before"] for c in cases} == {plan.paths.scores("a", "questions", "sampled")}
+    assert [c["before"] for c in cases] == [
+        plan.paths.scores("a", "questions", "sampled"),
+        plan.paths.scores("a", null, "sampled"),
+    ]
+    assert [c["control"] for c in cases] == [None, None]  # no relearning, no --reference
 
 
 # ---- issue 47: the output directory, its lock and its names: nothing of the user's is lost -----------

@@ -218,7 +218,8 @@ def test_claims_table(tiny_run):
 
 def test_attacks_table(tiny_run):
     """The experiment attacks (issue 40): NPO quantized and asked paraphrases, each beside the plain
-    model on the same questions; the attacked runs' rows join metrics.csv."""
+    model on the same questions (the paraphrases beside the null family: each question asked twice,
+    issue 50); the attacked runs' rows join metrics.csv."""
     from probunlearn.report.attacks import COLUMNS
 
     work, cfg = tiny_run
@@ -235,6 +236,13 @@ def test_attacks_table(tiny_run):
     assert info["attack"] == "quant:nf4" and info["quantized"]
     fam = pl.read_parquet(out / "data/forget10--paraphrase.parquet")
     assert fam.height == 2 * forget and set(fam["member"]) == {"original", "paraphrase"}
+    assert df["before_evalset"].to_list() == [None, "forget10--null__2"]
+    null = pl.read_parquet(out / "data/forget10--null__2.parquet")
+    original = fam.filter(pl.col("member") == "original")["prompt"].to_list()
+    assert null["prompt"].to_list() == [q for q in original for _ in "ab"]
+    samples = pl.read_parquet(out / "scores/npo-forget10-f0-r0/forget10--null__2/attack.parquet")
+    first = samples.filter(pl.col("id").str.starts_with(null["base_id"][0]) & ~pl.col("greedy"))
+    assert first.height == 2 * 8  # two copies, each its own 8 samples
     metrics = pl.read_csv(out / "tables/metrics.csv")
     attacked = metrics.filter(pl.col("model").str.contains("--"))
     assert set(attacked["setting"]) == {"attack"} and set(attacked["method"]) == {"npo"}

@@ -1,18 +1,23 @@
 """Attacks on an unlearned model, one module per kind, found through :data:`ATTACKS`.
 
 An attack is an :class:`Attack`: its kind (``quant``, ``relearn``, ``paraphrase``, ``prefix``,
-``fewshot``), label, settings (defaults and JSON-schema types, as an unlearning method's), what it
-transforms (the model, or the eval set's prompts), what it needs (:meth:`Attack.needs`: a forget or
-retain set, the eval set) and the function that applies it (:meth:`Attack.apply`). An attack is
-named by a spec string, ``kind`` or ``kind:value`` (the kind's positional setting, ``quant:nf4``) or
-``kind:key=value,...`` (``relearn:steps=20,lr=1e-5,examples=8,source=forget``), parsed by
-:func:`parse_spec`. :func:`check_attack` says, from the spec and the model's metadata
-(:class:`Target`) alone, whether the model can take the attack (a ValueError naming both if not) and
-what it will note (a LoRA adapter is quantized merged); it runs before any job.
+``fewshot``, ``null``), label, settings (defaults and JSON-schema types, as an unlearning
+method's), what it transforms (the model, or the eval set's prompts), what it needs
+(:meth:`Attack.needs`: a forget or retain set, the eval set) and the function that applies it
+(:meth:`Attack.apply`). An attack is named by a spec string, ``kind`` or ``kind:value`` (the
+kind's positional setting, ``quant:nf4``) or ``kind:key=value,...``
+(``relearn:steps=20,lr=1e-5,examples=8,source=forget``), parsed by :func:`parse_spec`.
+:func:`check_attack` says, from the spec and the model's metadata (:class:`Target`) alone, whether
+the model can take the attack (a ValueError naming both if not) and what it will note (a LoRA
+adapter is quantized merged); it runs before any job.
 
 A model attack returns the attacked model; a prompt attack returns a :class:`Family` of prompts per
 question (eval rows the sampler takes), bounded on its worst member by
-:func:`probunlearn.bounds.family_upper_bounds`. A new attack is one module of this package that ends
+:func:`probunlearn.bounds.family_upper_bounds`. The ``null`` attack's family is ``m`` copies of the
+original prompt: a prompt attack of ``m`` members is compared with it, bounded the same way. A
+controlled attack (relearning, :attr:`Attack.controlled`) also runs on a model that never saw the
+forget set. What relearning and few-shot contexts keep apart from the questions they are judged
+on is a row's subject (:func:`subjects_of`). A new attack is one module of this package that ends
 with ``ATTACKS.register(MyAttack())``, or an entry point of the group ``probunlearn.attacks``.
 Torch-free: torch is imported where an attack is applied.
 """
@@ -30,6 +35,7 @@ from probunlearn.registry import Registry, Setting, resolve_settings
 
 __all__ = [
     "ATTACKS",
+    "EXCLUDE",
     "Attack",
     "FAMILY_COLUMNS",
     "Family",
@@ -44,6 +50,7 @@ __all__ = [
     "member_of",
     "parse_spec",
     "prompt_column",
+    "subjects_of",
 ]
 
 #: The data sets an attack may need besides the model: the eval set it attacks, and the splits.
@@ -178,6 +185,12 @@ class Attack:
     positional: ClassVar[str | None] = None
     #: What it transforms: ``"model"`` (returns an attacked model) or ``"prompts"`` (a Family).
     transforms: ClassVar[str]
+    #: Whether a model attack also runs on a control model, one that never saw the forget set
+    #: (relearning: what it brings back is compared with what it teaches a model that never knew).
+    controlled: ClassVar[bool] = False
+    #: Raised where the attack's output changes under an unchanged spec (a default changed): its
+    #: jobs' params carry it, so that Snakemake reruns what an earlier version made; 0 is left out.
+    revision: ClassVar[int] = 0
 
     def needs(self, settings: Mapping[str, Any]) -> frozenset[str]:
         """What it reads besides the model: a subset of :data:`DATA` (the eval set, the forget,
@@ -262,6 +275,50 @@ def member_of(prompt_id: str) -> tuple[str, str]:
             f"prompt id {prompt_id!r} is no family member's id: expected '<id>{MEMBER_SEP}<member>'"
         )
     return base, member
+
+
+#: What relearning and few-shot contexts keep apart from the questions they are judged on:
+#: ``subject`` (no pair about the question's subject: its author, its RWKU target) or ``question``
+#: (only the question itself: the same id or the same question text).
+EXCLUDE = ("subject", "question")
+EXCLUDE_SETTING = Setting(
+    "subject",
+    {"enum": list(EXCLUDE)},
+    "What the pairs exclude: the question's subject (its author) or only the question itself.",
+)
+
+
+def subjects_of(rows: pl.DataFrame) -> list[str]:
+    """Each row's subject, in row order: for a row whose id matches a benchmark's
+    ``subject_id_pattern`` (``spec.yaml``), its first group; for a row of a kind whose ``group`` is
+    its subject (:data:`probunlearn.data.rows.SUBJECT_KINDS`, a benchmark's ``subject_kinds``),
+    that group; else (no subject known: a category, a user's row) the row's own id, so that
+    excluding its subject excludes the row alone."""
+    import re
+
+    from probunlearn.benchmarks import benchmarks
+    from probunlearn.data.rows import SUBJECT_KINDS
+
+    kinds = set(SUBJECT_KINDS) | {k for b in benchmarks() for k in b.spec.get("subject_kinds", [])}
+    patterns = [
+        re.compile(b.spec["subject_id_pattern"])
+        for b in benchmarks()
+        if b.spec.get("subject_id_pattern")
+    ]
+    n = rows.height
+    ids = [str(i) for i in rows["id"].to_list()]
+    groups = rows["group"].to_list() if "group" in rows.columns else [None] * n
+    row_kinds = rows["kind"].to_list() if "kind" in rows.columns else [None] * n
+    out = []
+    for rid, group, kind in zip(ids, groups, row_kinds, strict=True):
+        match = next((m for p in patterns if (m := p.match(rid))), None)
+        if match is not None:
+            out.append(match.group(1))
+        elif kind in kinds and group:
+            out.append(f"{kind}:{group}")
+        else:
+            out.append(f"row:{rid}")
+    return out
 
 
 def attack(name: str) -> Attack:

@@ -1,9 +1,13 @@
 """Few-shot attack: ``k`` question/answer pairs of other rows before the question (MUSE's
 knowledge-memorisation prompts put such pairs first). The pairs come from the eval set itself
-(``source=evalset``: never the question's own row, nor a row with the same question) or from the
-retain split (``source=retain``), ``draws`` different draws per question, each drawn with numpy's
-``default_rng`` seeded by (``seed``, draw, the question's id), so a question's family depends on
-the question and the pool only (with ``source=retain``, not on which other questions are attacked).
+(``source=evalset``) or from the retain split (``source=retain``); never the question's own row, nor
+a row with the same question, and with ``exclude=subject`` (the default) no row about the question's
+subject (:func:`probunlearn.attacks.subjects_of`: its author), whose answer could give the question's
+away in the context; ``exclude=question`` keeps only the question itself out (the same-subject
+variant, the threat model of papers that show other facts of the same person). ``draws`` different
+draws per question, each drawn with numpy's ``default_rng`` seeded by (``seed``, draw, the question's
+id), so a question's family depends on the question and the pool only (with ``source=retain``, not
+on which other questions are attacked).
 
 With a plain template each pair is rendered as the model was fine-tuned on it (its prompt, a space,
 the answer), the pairs are separated by a blank line and the question's own prompt follows. With a
@@ -20,7 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from probunlearn.attacks import ATTACKS, Attack, Inputs, Result, Setting, Target
+from probunlearn.attacks import (
+    ATTACKS,
+    EXCLUDE_SETTING,
+    Attack,
+    Inputs,
+    Result,
+    Setting,
+    Target,
+    subjects_of,
+)
 from probunlearn.attacks._prompts import ORIGINAL, ORIGINAL_SETTING, evalset_of, family, render
 
 SOURCES = ("evalset", "retain")
@@ -44,7 +57,9 @@ class FewShot(Attack):
         "source": Setting("evalset", {"enum": list(SOURCES)}, "Where the pairs come from."),
         "seed": Setting(0, {"type": "integer", "minimum": 0}, "Seed of the draws."),
         "original": ORIGINAL_SETTING,
+        "exclude": EXCLUDE_SETTING,
     }
+    revision = 1  # exclude=subject became the default under the same spec (issue 50)
 
     def needs(self, settings: Mapping[str, Any]) -> frozenset[str]:
         return frozenset({"evalset"} | ({"retain"} if settings["source"] == "retain" else set()))
@@ -76,13 +91,24 @@ class FewShot(Attack):
         ids, questions = rows["id"].to_list(), rows["question"].to_list()
         prompts: list[list[str]] = [[] for _ in range(draws)]
         shots: list[list[list[str]]] = [[] for _ in range(draws)]
-        for rid, q in zip(ids, questions, strict=True):
-            candidates = [j for j in range(pool.height) if pool_ids[j] != rid and pool_q[j] != q]
+        by_subject = settings["exclude"] == "subject"
+        own_subjects = subjects_of(rows) if by_subject else [None] * rows.height
+        pool_subjects = subjects_of(pool) if by_subject else [None] * pool.height
+        for rid, q, subject in zip(ids, questions, own_subjects, strict=True):
+            candidates = [
+                j
+                for j in range(pool.height)
+                if pool_ids[j] != rid
+                and pool_q[j] != q
+                and not (by_subject and pool_subjects[j] == subject)
+            ]
             if len(candidates) < k:
+                other = "subject" if by_subject else "question"
                 raise ValueError(
                     f"model {name!r}: attack {spec!r} puts k={k} pairs before each question, but "
-                    f"the {settings['source']} set has {len(candidates)} other question(s) for "
-                    f"row {rid!r}"
+                    f"the {settings['source']} set has {len(candidates)} question(s) of another "
+                    f"{other} for row {rid!r} (exclude={settings['exclude']}; exclude=question "
+                    "or source=retain may leave more)"
                 )
             own = render(plain, q) if plain is not None else q
             for d in range(draws):
@@ -107,7 +133,8 @@ class FewShot(Attack):
             extra_shots.append(shots[d])
         template = self.family_template(settings, inputs.target)
         fam = family(rows, members, template, settings["original"], extra={"shots": extra_shots})
-        return Result(spec=spec, family=fam, info={"members": list(fam.members)})
+        info = {"members": list(fam.members), "exclude": settings["exclude"]}
+        return Result(spec=spec, family=fam, info=info)
 
 
 ATTACKS.register(FewShot())

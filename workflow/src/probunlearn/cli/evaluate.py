@@ -63,8 +63,10 @@ OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
      "reads (phi: 'Question: ', '\\n', 'Answer: '; llama2: '[INST] ', ' [/INST]', '')"}),
     ("attacks, membership inference, open-unlearning", "--attack", {**MANY, "metavar": "SPEC",
      "help": "attack every --model (repeatable): quant:nf4, quant:fp4, quant:int8 (LLM.int8's "
-     "weights only), relearn:steps=20,lr=1e-5,examples=8, paraphrase, prefix, fewshot:3; the "
-     "bounds before and after go to attacks.csv and the report (docs/attacks.md)"}),
+     "weights only), relearn:steps=20,lr=1e-5,examples=8 (the --reference model relearned alike "
+     "is its control), paraphrase, prefix, fewshot:3 (a prompt attack is compared with the "
+     "original prompt sampled as many times); the bounds before and after go to attacks.csv and "
+     "the report (docs/attacks.md)"}),
     ("attacks, membership inference, open-unlearning", "--membership", {"default": "auto",
      "metavar": "STATS", "help": "membership inference of the forget set against the holdout set "
      "(with a holdout set): auto (default: every statistic that needs no reference model, and "

@@ -12,10 +12,14 @@ and :func:`parse_attack_slug` turn one into the other; a name parses back to the
 
 A model attack (quant, relearn) makes an attacked model (rule ``attack``), sampled and scored by the
 evaluation core's rules like any model; a prompt attack (paraphrase, prefix, fewshot) makes a family
-of prompts per question (rule ``attack_prompts``), sampled with the plain model. The plain model's
-samples ("before") are those of a run the design already has with the attack's sampling setting or
-one of the same temperature with at least its n (its first n samples are read), else the attack's
-setting is sampled for it too.
+of prompts per question (rule ``attack_prompts``), sampled with the plain model. A model attack's
+"before" is the plain model's samples of a run the design already has with the attack's sampling
+setting or one of the same temperature with at least its n (its first n samples are read), else the
+attack's setting is sampled for it too; a prompt attack's is the plain model on the null family of
+as many members (``{evalset}--null__{m}``, :mod:`probunlearn.attacks.null`), bounded the same way.
+A controlled attack (relearning) also attacks a control, a model that never saw the forget set
+(:meth:`AttackPlan.control_of`), on the data of the models it controls
+(``reference_forget10--relearn__10__lr-0p001``): the table's ``restored`` compares the two.
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ EVALSET_PATTERN = rf"[a-z0-9_]+(?:{SEP}{SLUG_PATTERN}(?:{SEP}{_TAG})?)?"
 
 
 # ---- names ---------------------------------------------------------------------------------------
+def _revision(spec: Spec) -> dict[str, int]:
+    """``{"attack_revision": n}`` of an attack whose output changed under an unchanged spec (a
+    rerun trigger of its jobs' params), else {}."""
+    n = ATTACKS.get(spec.kind).revision
+    return {"attack_revision": n} if n else {}
+
+
 def _is_number(schema: Mapping[str, Any]) -> bool:
     kind = schema.get("type")
     if kind in ("integer", "number"):
@@ -172,7 +183,10 @@ def plain_evalset(name: str) -> str:
 @dataclass(frozen=True)
 class Case:
     """One row of the attack table: the plain ``model`` (its ``label``) attacked with ``spec`` on
-    ``evalset``; ``after`` and ``before`` are (model, eval set, setting) of the sampled runs read."""
+    ``evalset``; ``after`` and ``before`` are (model, eval set, setting) of the sampled runs read
+    (a prompt attack's before: the plain model on the null family of as many members);
+    ``control``: the run of the control model attacked alike (a controlled attack: relearning),
+    None where the run has no control."""
 
     label: str
     model: str
@@ -180,6 +194,7 @@ class Case:
     spec: Spec
     after: tuple[str, str, str]
     before: tuple[str, str, str]
+    control: tuple[str, str, str] | None = None
 
     @property
     def prompts(self) -> bool:
@@ -223,6 +238,11 @@ class AttackPlan:
         """The template whose families' names carry no tag."""
         raise NotImplementedError
 
+    def control_of(self, model: str) -> str | None:
+        """The control of a controlled attack (relearning) of ``model``: a model of the run that
+        never saw ``model``'s forget set, or None where the run has none."""
+        raise NotImplementedError
+
     def checkpoint_params(self, model: str) -> dict:
         """Rule attack's params beyond the shared ones (a user's checkpoint: where and how it
         loads); none by default."""
@@ -242,15 +262,64 @@ class AttackPlan:
         """``model`` or ``prompts``."""
         return ATTACKS.get(spec.kind).transforms
 
+    @staticmethod
+    def controlled(spec: Spec) -> bool:
+        """Whether the attack also runs on a control model (relearning)."""
+        return ATTACKS.get(spec.kind).controlled
+
+    @staticmethod
+    def null_spec(spec: Spec) -> Spec:
+        """The null attack a prompt attack is compared with: as many copies of the original
+        prompt as the attack's family has members."""
+        members = ATTACKS.get(spec.kind).members(spec.settings)
+        return parse_spec(f"null:{len(members)}")
+
+    @cached_property
+    def controls(self) -> dict[str, tuple[str, Spec, str]]:
+        """Attacked control -> (control model, spec, a model it controls: whose data it reads),
+        for the controlled attacks; one control relearned for models of two forget splits with
+        the same spec is an error (its name cannot tell them apart)."""
+        out: dict[str, tuple[str, Spec, str]] = {}
+        for m in self.targets().values():
+            for s in self.specs:
+                control = self.control_of(m) if self.controlled(s) else None
+                if control is None:
+                    continue
+                name = attacked_name(control, s)
+                if name in out and self._reads(out[name][2], s) != self._reads(m, s):
+                    raise ValueError(
+                        f"attack {s.canonical!r}: the control {control!r} would be relearned on "
+                        f"the data of {out[name][2]!r} and of {m!r}, which differ "
+                        f"({self._reads(out[name][2], s)} vs {self._reads(m, s)}); attack models "
+                        "of one forget split, or give each split a reference model"
+                    )
+                out.setdefault(name, (control, s, m))
+        return out
+
+    def _reads(self, model: str, spec: Spec) -> dict[str, str]:
+        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
+        return {d: self.data_of(model, d) for d in needs}
+
     @cached_property
     def attacked_models(self) -> dict[str, tuple[str, Spec]]:
-        """Attacked model -> (model, spec), for the model attacks."""
-        return {
+        """Attacked model -> (model, spec), for the model attacks: the attacked models, then the
+        attacked controls (:attr:`controls`)."""
+        out = {
             attacked_name(m, s): (m, s)
             for m in self.targets().values()
             for s in self.specs
             if self.transforms(s) == "model"
         }
+        for name, (control, s, _) in self.controls.items():
+            out.setdefault(name, (control, s))
+        return out
+
+    def control_run(
+        self, model: str, evalset: str, spec: Spec, setting: str
+    ) -> tuple[str, str, str] | None:
+        """The control's run of a case (None: not a controlled attack, or no control)."""
+        control = self.control_of(model) if self.controlled(spec) else None
+        return None if control is None else (attacked_name(control, spec), evalset, setting)
 
     def _tag(self, model: str) -> str | None:
         template = self.target(model).template
@@ -262,14 +331,18 @@ class AttackPlan:
 
     @cached_property
     def families(self) -> dict[str, tuple[str, Spec, str]]:
-        """Prompt family -> (eval set, spec, template), for the prompt attacks."""
+        """Prompt family -> (eval set, spec, template), for the prompt attacks and the null
+        families they are compared with (:meth:`null_spec`)."""
         out = {}
         for m in self.targets().values():
             for s in self.specs:
                 if self.transforms(s) != "prompts":
                     continue
                 for e in self.evalsets():
-                    out[self.family_of(m, e, s)] = (e, s, self.target(m).template)
+                    for spec in (s, self.null_spec(s)):
+                        out.setdefault(
+                            self.family_of(m, e, spec), (e, spec, self.target(m).template)
+                        )
         return out
 
     def is_family(self, evalset: str) -> bool:
@@ -297,17 +370,25 @@ class AttackPlan:
         return "|".join(re.escape(n) for n in self.families) or "-"
 
     # ---- rules' inputs and params --------------------------------------------------------------
+    def data_model(self, name: str) -> str:
+        """The model whose data an attacked model's job reads: its own, or for an attacked
+        control the model it controls (the same pairs)."""
+        if name in self.controls:
+            return self.controls[name][2]
+        return self.attacked_models[name][0]
+
     def attack_inputs(self, name: str) -> dict[str, str]:
-        """Rule attack: the model (where the run makes it) and the data sets the attack reads."""
+        """Rule attack: the model (where the run makes it) and the data sets the attack reads
+        (a control: those of the model it controls)."""
         model, spec = self.attacked_models[name]
         p = self.core.paths
-        needs = ATTACKS.get(spec.kind).rows_needed(spec.settings)
-        data = {d: p.data(self.data_of(model, d)) for d in needs}
+        data = {d: p.data(e) for d, e in self._reads(self.data_model(name), spec).items()}
         return self.core.model_inputs(model) | data
 
     def attack_params(self, name: str) -> dict:
         """Rule attack: the spec, the model's name, template and kind (an adapter), the job's
-        threads and device, and a user's checkpoint's load settings."""
+        threads and device, a user's checkpoint's load settings, and the attack's revision where
+        it has one (:attr:`probunlearn.attacks.Attack.revision`)."""
         model, spec = self.attacked_models[name]
         t = self.target(model)
         out = {
@@ -318,7 +399,7 @@ class AttackPlan:
             "threads": self.threads,
             "device": self.device,
         }
-        return out | self.checkpoint_params(model)
+        return out | self.checkpoint_params(model) | _revision(spec)
 
     def prompts_inputs(self, family: str) -> dict[str, str]:
         """Rule attack_prompts: the eval set, and the retain rows where the attack reads them."""
@@ -330,9 +411,10 @@ class AttackPlan:
         return out
 
     def prompts_params(self, family: str) -> dict:
-        """Rule attack_prompts: the spec and the template of the models it is for."""
+        """Rule attack_prompts: the spec and the template of the models it is for (and the
+        attack's revision where it has one)."""
         _, spec, template = self.families[family]
-        return {"spec": spec.canonical, "template": template}
+        return {"spec": spec.canonical, "template": template} | _revision(spec)
 
     # ---- the table -----------------------------------------------------------------------------
     def table_inputs(self) -> list[str]:
@@ -340,14 +422,15 @@ class AttackPlan:
         files = []
         for c in self.table_cases():
             files += [c["after"], c["before"], c["evalset_path"]]
-            files += [c[k] for k in ("reference", "info") if c[k] is not None]
+            keys = ("reference", "info", "control", "control_info")
+            files += [c[k] for k in keys if c[k] is not None]
         return sorted(set(files))
 
     def case_row(self, c: Case, reference: tuple | None, retain_term: bool | None) -> dict:
         """A case as plain values (the table reads its scores, its attack's info)."""
         p = self.core.paths
         model_attack = not c.prompts
-        return {
+        row = {
             "label": c.label,
             "model": c.model,
             "evalset": c.evalset,
@@ -355,13 +438,24 @@ class AttackPlan:
             "kind": c.spec.kind,
             "attacked_model": c.after[0] if model_attack else None,
             "attacked_evalset": None if model_attack else c.after[1],
+            "before_evalset": None if model_attack else c.before[1],
             "after": p.scores(*c.after),
             "before": p.scores(*c.before),
             "reference": None if reference is None else p.scores(*reference),
             "info": p.attack_info(c.after[0]) if model_attack else None,
             "evalset_path": p.data(c.evalset),
             "retain_term": retain_term,
+            "control_model": None,
+            "control": None,
+            "control_info": None,
         }
+        if c.control is not None:
+            row |= {
+                "control_model": parse_attacked(c.control[0])[0],
+                "control": p.scores(*c.control),
+                "control_info": p.attack_info(c.control[0]),
+            }
+        return row
 
     def expected_jobs(self) -> dict[str, int]:
         """Jobs of the attack rules."""
@@ -425,6 +519,17 @@ class AttackDesign(AttackPlan):
         split = parse_unlearned(model)["split"]
         return {"forget": split, "retain": retain_split(model), "holdout": "holdout"}[data]
 
+    def control_of(self, model: str) -> str | None:
+        """The model that never saw an unlearned model's forget set: the reference model of its
+        split (trained on the retain split only) where the run has it, else ``pretrained`` (before
+        fine-tuning on the authors), else None."""
+        try:
+            split = parse_unlearned(model)["split"]
+        except ValueError:
+            return None
+        have = set(self.design.base_models()) | set(self.design.hub_models)
+        return next((c for c in (f"reference_{split}", "pretrained") if c in have), None)
+
     def check(self) -> None:
         """Every (model, attack) of the run checked before any job: a ValueError naming both where
         the model cannot take the attack."""
@@ -434,6 +539,10 @@ class AttackDesign(AttackPlan):
                     check_attack(spec, self.target(model))
                 except ValueError as e:
                     raise ValueError(f"config {EXPERIMENT}: {e}") from None
+        try:
+            self.controls  # noqa: B018 - one control for two forget splits is an error
+        except ValueError as e:
+            raise ValueError(f"config {EXPERIMENT}: {e}") from None
         for spec in self.specs:  # a family's retain rows: the run's eval set `retain`
             entry = ATTACKS.get(spec.kind)
             needs = entry.needs(spec.settings)
@@ -474,17 +583,23 @@ class AttackDesign(AttackPlan):
         return self.design.sampling_setting(self.setting)["n"]
 
     def cases(self, runs: set) -> list[Case]:
-        """Every (model, eval set, attack) of the table, in the config's order."""
+        """Every (model, eval set, attack) of the table, in the config's order: a model attack's
+        before is the plain model's run (:meth:`plain_run`), a prompt attack's the plain model on
+        the null family of as many members, sampled with the attack's setting; a controlled
+        attack's control, the control model attacked alike."""
         out = []
         for label, model in self.targets().items():
             for e in self.evalsets():
-                before = self.plain_run(model, e, runs)
+                plain = self.plain_run(model, e, runs)
                 for s in self.specs:
+                    control = self.control_run(model, e, s, self.setting)
                     if self.transforms(s) == "model":
                         after = (attacked_name(model, s), e, self.setting)
+                        before = plain
                     else:
                         after = (model, self.family_of(model, e, s), self.setting)
-                    out.append(Case(label, model, e, s, after, before))
+                        before = (model, self.family_of(model, e, self.null_spec(s)), self.setting)
+                    out.append(Case(label, model, e, s, after, before, control))
         return out
 
     def reference(self, evalset: str, runs: set) -> tuple[str, str, str] | None:
@@ -498,7 +613,7 @@ class AttackDesign(AttackPlan):
         """The runs the attacks add to ``runs`` (the design's others)."""
         out = set()
         for c in self.cases(runs):
-            out |= {c.after, c.before}
+            out |= {c.after, c.before} | ({c.control} if c.control is not None else set())
         for e in self.evalsets():
             ref = self.reference(e, runs)
             if ref is not None:

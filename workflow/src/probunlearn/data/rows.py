@@ -29,6 +29,12 @@ SCHEMA = {
 }
 
 
+SUBJECT_KINDS = ("author", "user")
+"""Row kinds whose ``group`` is the row's subject (the synthetic world's authors, the ``subject``
+column of a user's rows in ``probunlearn evaluate``); a benchmark adds
+its own in its ``spec.yaml`` (``subject_kinds``, or ``subject_id_pattern`` where the subject is in
+the id): what the attacks keep apart (:func:`probunlearn.attacks.subjects_of`)."""
+
 FAMILY_COLUMNS = ("base_id", "member", "prompt")
 """The columns a prompt family's rows add to an eval set's (:class:`probunlearn.attacks.Family`)."""
 

@@ -2,8 +2,9 @@
 
 Columns: ``question`` (required); ``answer`` (scored by ROUGE-L recall), ``keywords`` (a list, or in
 CSV a ``;``-separated string: scored by keyword leak), or neither (requests, scored by a harm judge);
-optional ``paraphrased_answer`` and ``perturbed_answer`` (a list; TOFU's truth ratio) and ``id``
-(default: ``row-<i>``). Every error names the file, the column and the row (1-based, as an editor
+optional ``paraphrased_answer`` and ``perturbed_answer`` (a list; TOFU's truth ratio), ``subject``
+(whom or what the question is about, e.g. an author: relearning and few-shot attacks keep subjects
+apart; stored as the row's ``group``) and ``id`` (default: ``row-<i>``). Every error names the file, the column and the row (1-based, as an editor
 shows it: the line of a JSONL file, the data row of a CSV).
 """
 
@@ -137,7 +138,8 @@ def read_user_data(path: str | os.PathLike, id_prefix: str = "row-") -> pl.DataF
     if "question" not in columns:
         raise DataError(
             f"{path}: no column 'question' (columns: {sorted(columns)}); expected 'question' and "
-            "optionally 'answer', 'keywords', 'paraphrased_answer', 'perturbed_answer', 'id'"
+            "optionally 'answer', 'keywords', 'paraphrased_answer', 'perturbed_answer', 'subject', "
+            "'id'"
         )
     has_answer = "answer" in columns
     # a keywords column whose every list is empty (the workflow's own author sets) means no keywords
@@ -163,6 +165,7 @@ def read_user_data(path: str | os.PathLike, id_prefix: str = "row-") -> pl.DataF
                     path, row, {"perturbed_answer": perturbed}, "perturbed_answer"
                 ),
                 keywords=keywords,
+                group=_text(path, row, obj, "subject", required=False) or "",
                 kind="user",
             )
         )

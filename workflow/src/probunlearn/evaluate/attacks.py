@@ -8,13 +8,18 @@ names, the rules' steps and the table are the paper workflow's (:mod:`probunlear
 makes ``models/{model}--{attack}``, sampled and scored by the evaluation core like any model; a
 prompt attack (paraphrase, prefix, fewshot) makes the family ``data/{set}--{attack}.parquet`` of the
 sampled set, sampled with the plain model and bounded on its worst member. "Before" is the plain
-model's own samples of the sampled set (the same n); the original model (``--original``), where
-given, is the table's ``target_greedy``. The data an attack may read: the sampled set as the forget
-set (where it has answers), TOFU's retain set and the holdout set where the data has them.
+model's own samples of the sampled set (the same n); a prompt attack's, the plain model's samples of
+the null family of as many members (``data/{set}--null__{m}.parquet``: m copies of each question,
+bounded the same way). A relearning attack's control is the ``--reference`` model (a model that
+never saw the forget set), relearned on the same pairs; without one, the table says there is none.
+The original model (``--original``), where given, is the table's ``target_greedy``. The data an
+attack may read: the sampled set as the forget set (where it has answers), TOFU's retain set and
+the holdout set where the data has them.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
@@ -23,6 +28,10 @@ from probunlearn.models.files import AUTO, CHAT, DEFAULT_TEMPLATE
 
 DEFAULT_LEAK_THRESHOLD = 0.5
 """The attack table's leak (score >= T) without ``--leak-threshold``: a 0/1 score's own leak."""
+
+
+def _data_flags(target: Target) -> dict[str, bool]:
+    return {d: target.has(d) for d in ("forget", "retain", "holdout")}
 
 
 def parse_specs(texts: list[str]) -> list[Spec]:
@@ -106,6 +115,10 @@ class EvaluateAttacks(AttackPlan):
         """The first evaluated model's template."""
         return self.template_of(self.models[0])
 
+    def control_of(self, model: str) -> str | None:
+        """The control of a relearning attack: the ``--reference`` model, or None."""
+        return self.plan.reference
+
     def checkpoint_params(self, model: str) -> dict:
         """Where and how the model loads (a user's checkpoint: its path, revision, base and
         identity), the template only where it is a text (``auto`` and ``chat`` resolve in the job)."""
@@ -128,21 +141,18 @@ class EvaluateAttacks(AttackPlan):
             target = self.target(model)
             for spec in self.specs:
                 where = f"--attack {spec.text!r}"
+                control = self.control_of(model) if self.controlled(spec) else None
                 try:
                     check_attack(spec, target)
                     if self.transforms(spec) == "model":
                         attacked_name(model, spec)
+                    if control is not None:  # relearned on the same pairs: the model's data
+                        check_attack(spec, replace(self.target(control), **_data_flags(target)))
+                        attacked_name(control, spec)
                 except ValueError as e:
                     raise ValueError(f"{where}: {e}") from None
                 if spec.kind == "relearn":
-                    source = plan.sets[self.data_of(model, spec.settings["source"])]
-                    k, rows = spec.settings["examples"], plan.sets[plan.sampled_set].height
-                    if k > source.height or (spec.settings["source"] == "forget" and k >= rows):
-                        raise ValueError(
-                            f"{where}: model {model!r}: relearning on {k} examples of the "
-                            f"{spec.settings['source']} set ({source.height} rows) leaves no "
-                            f"question of {plan.sampled_set!r} ({rows}) to attack; lower examples"
-                        )
+                    self._check_relearn(model, spec, where)
         for spec in self.specs:
             needs = ATTACKS.get(spec.kind).needs(spec.settings)
             if self.transforms(spec) == "prompts" and "retain" in needs:
@@ -151,6 +161,24 @@ class EvaluateAttacks(AttackPlan):
                         f"--attack {spec.text!r} reads a retain set's questions, and the data has "
                         "none (TOFU's benchmarks have one: --benchmark tofu:forget01)"
                     )
+
+    def _check_relearn(self, model: str, spec: Spec, where: str) -> None:
+        """A relearning attack that leaves no question to judge (the pairs' subjects excluded,
+        :func:`probunlearn.attacks.relearn.relearn_split`) is an error before any job."""
+        from probunlearn.attacks.relearn import relearn_split
+
+        plan, st = self.plan, spec.settings
+        source = plan.sets[self.data_of(model, st["source"])]
+        evalset = plan.sets[plan.sampled_set]
+        k = st["examples"]
+        if k > source.height or not relearn_split(source, evalset, st)[2]:
+            raise ValueError(
+                f"{where}: model {model!r}: relearning on {k} examples of the {st['source']} set "
+                f"({source.height} rows) leaves no question of {plan.sampled_set!r} "
+                f"({evalset.height}) to attack (exclude={st['exclude']}: the pairs' "
+                f"{'subjects' if st['exclude'] == 'subject' else 'questions'} are not judged); "
+                f"lower examples{', or exclude=question' if st['exclude'] == 'subject' else ''}"
+            )
 
     def notes(self) -> list[str]:
         """What the attacks will do that a user should read (a merged adapter), one per model."""
@@ -178,9 +206,12 @@ class EvaluateAttacks(AttackPlan):
             for spec in self.specs:
                 if self.transforms(spec) == "model":
                     after = (attacked_name(model, spec), s, st)
+                    before = (model, s, st)
                 else:
                     after = (model, self.family_of(model, s, spec), st)
-                case = Case(model, model, s, spec, after, (model, s, st))
+                    before = (model, self.family_of(model, s, self.null_spec(spec)), st)
+                control = self.control_run(model, s, spec, st)
+                case = Case(model, model, s, spec, after, before, control)
                 out.append(self.case_row(case, ref, None))
         return out
 

@@ -39,6 +39,7 @@ def run_attack(
     device: str | None = "auto",
     revision: str | None = None,
     base: str | None = None,
+    attack_revision: int = 0,
 ) -> dict[str, Any]:
     """Rule attack: load the model at ``model_dir`` (float32), apply the model attack ``spec``
     (:func:`probunlearn.attacks.apply_attack`), save the attacked model to ``out_dir`` and what
@@ -47,7 +48,9 @@ def run_attack(
     ``data``: the rows an attack reads by name (forget, retain, holdout) -> eval-set file;
     ``template``: the model's prompt template; ``adapter``: whether the model is a LoRA adapter
     (its merged weights are attacked, and the notes say so); ``revision``, ``base``: a hub model's
-    revision, an adapter's base (``probunlearn evaluate``'s checkpoints). Returns the info written."""
+    revision, an adapter's base (``probunlearn evaluate``'s checkpoints); ``attack_revision``: the
+    attack's :attr:`~probunlearn.attacks.Attack.revision` (a rerun trigger only). Returns the info
+    written."""
     from probunlearn import models
 
     s = parse_spec(spec)
@@ -83,11 +86,13 @@ def run_attack_prompts(
     name: str,
     template: str | None = None,
     retain_path: str | None = None,
+    attack_revision: int = 0,
 ) -> pl.DataFrame:
     """Rule attack_prompts: the family of prompts the prompt attack ``spec`` makes of every question
     of an eval set, for models with ``template``, written as an eval set (one row per question and
     member: the eval set's columns, ``id`` = ``<id>::<member>``, ``base_id``, ``member``,
-    ``prompt``). ``name``: the family's name (in messages)."""
+    ``prompt``). ``name``: the family's name (in messages); ``attack_revision``: a rerun trigger
+    only (:attr:`~probunlearn.attacks.Attack.revision`)."""
     s = parse_spec(spec)
     if ATTACKS.get(s.kind).transforms != "prompts":
         raise ValueError(f"attack {s.canonical!r} changes the model, not prompts: rule attack")
