@@ -14,9 +14,7 @@ import pytest
 from conftest import design_of
 from probunlearn import bounds
 from probunlearn.attacks import ATTACKS, parse_spec, prompt_column
-from probunlearn.config import effective_config, load_schema
-from probunlearn.dag import check_config
-from probunlearn.dag.attacks import (
+from probunlearn.attacks.naming import (
     ATTACKED_PATTERN,
     EVALSET_PATTERN,
     FAMILY_PATTERN,
@@ -28,6 +26,8 @@ from probunlearn.dag.attacks import (
     parse_family,
     template_tag,
 )
+from probunlearn.config import effective_config, load_schema
+from probunlearn.dag import check_config
 from probunlearn.dag.naming import unlearned_pattern
 from probunlearn.data.rows import make_row, to_frame
 

@@ -400,7 +400,8 @@ def test_one_checkpoint_under_two_names_is_teacher_forced_once(zoo, tmp_path):
 def test_summary_lists_earlier_models_unless_narrowed(zoo, tmp_path):
     """A model of an earlier call is listed where its results are this call's data and settings
     (the results key) and its files are there; --summary this lists only this call's models."""
-    from probunlearn.cli.evaluate import RECORD, prepare
+    from probunlearn.cli.evaluate import prepare
+    from probunlearn.storage.outdir import LEGACY as RECORD
 
     out = tmp_path / "out"
     args = _namespace(model=[f"a={zoo['a']}"], data=zoo["data"], out=out)

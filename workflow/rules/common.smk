@@ -8,7 +8,7 @@ from probunlearn.config import effective_config, validate_config
 from probunlearn.dag import Design, canon, check_config, parse_unlearned
 from probunlearn.benchmarks import BENCHMARKS
 from probunlearn.core import RULES as CORE_RULES
-from probunlearn.dag.attacks import EVALSET_PATTERN
+from probunlearn.attacks.naming import EVALSET_PATTERN
 from probunlearn.dag.naming import retain_split, unlearned_pattern
 from probunlearn.dag.resources import gpu_mem_mb, gpu_runtime, gpus_present
 from probunlearn.data.evalsets import RETAIN_OF, WORLD_SETS

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import subprocess
 import sys
@@ -25,10 +24,10 @@ import yaml
 
 from probunlearn.benchmarks import help_choices
 from probunlearn.steps.specs import SAMPLING_OPTIONS
+from probunlearn.storage import outdir
 
 SNAKEFILE = Path(__file__).resolve().parent.parent / "evaluate" / "workflow" / "Snakefile"
 FINGERPRINTS = ".probunlearn/fingerprints.json"  # relative to --out, as the Snakefile reads it
-RECORD = ".probunlearn/evaluated.json"  # the models evaluated in --out so far (read_record)
 
 
 class UsageError(ValueError):
@@ -36,7 +35,7 @@ class UsageError(ValueError):
 
 
 MANY = {"action": "append", "default": []}
-# every option but the sampling ones (core.specs.SAMPLING_OPTIONS): (group, flag, argparse keywords)
+# every option but the sampling ones (steps.specs.SAMPLING_OPTIONS): (group, flag, argparse keywords)
 # fmt: off
 OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("models", "--model", {**MANY, "metavar": "NAME=PATH_OR_ID[@REV]", "help": "a model to "
@@ -256,23 +255,11 @@ def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
     return cmd
 
 
-def read_record(out: Path) -> dict[str, dict]:
-    """The models evaluated in ``out`` so far (name → role, source, revision, base, identity and
-    the :meth:`~probunlearn.evaluate.plan.Plan.results_key` of their results), in order."""
-    path = out / RECORD
-    if not path.is_file():
-        return {}
-    try:
-        return dict(json.loads(path.read_text()))
-    except ValueError:
-        return {}
-
-
 def previous_models(plan, out: Path) -> tuple[dict[str, dict], list[str]]:
     """(the models of earlier calls whose results this call's summary lists, the names of those it
     cannot list: other data or settings, or files gone)."""
     key, keep, left = plan.results_key(), {}, []
-    for name, rec in read_record(out).items():
+    for name, rec in outdir.read_record(out).items():
         if name in plan.models:
             continue
         files = [out / f for f in plan.result_paths(name)]
@@ -285,12 +272,8 @@ def previous_models(plan, out: Path) -> tuple[dict[str, dict], list[str]]:
 
 def write_record(plan, out: Path) -> None:
     """Add this call's evaluated models to the record of ``out`` (after a run that succeeded)."""
-    from probunlearn.storage.atomic import write_text
-
-    record, key, specs = read_record(out), plan.results_key(), plan.summary_specs()
-    for name in plan.names("evaluated"):
-        record[name] = {**specs[name], "key": key}
-    write_text(json.dumps(record, indent=1) + "\n", out / RECORD)
+    key, specs = plan.results_key(), plan.summary_specs()
+    outdir.record_models(out, {n: {**specs[n], "key": key} for n in plan.names("evaluated")})
 
 
 @dataclass
@@ -310,7 +293,6 @@ def prepare(args: argparse.Namespace) -> Prepared:
     ``OutDirError``."""
     from probunlearn.evaluate.plan import Plan
     from probunlearn.evaluate.preflight import CHECKS, CheckCache, preflight
-    from probunlearn.storage import outdir
     from probunlearn.storage.checkpoints import DigestCache
 
     if args.cores < 1:
@@ -343,7 +325,6 @@ def prepare(args: argparse.Namespace) -> Prepared:
 def check_locations(plan, out: Path) -> None:
     """No input inside ``out`` (evaluate writes there), and ``out`` inside no model directory (its
     files would change the checkpoint's fingerprint)."""
-    from probunlearn.storage import outdir
 
     d = plan.data
     inputs = [(f"--data {d.get('file')}", d.get("file")), ("--holdout", d.get("holdout"))]
@@ -404,7 +385,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from probunlearn.storage import outdir
 
     if args.unlock:
         return unlock(args.out)
@@ -442,7 +422,6 @@ def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
     """The part of a call that holds the lock: check the directory again (another call may have
     written meanwhile), mark it, write the inputs, bind the names, run Snakemake, record."""
     from probunlearn.evaluate.console import run_quietly, stop
-    from probunlearn.storage import outdir
     from probunlearn.storage.atomic import write_text
 
     config, plan, out = prep.config, prep.plan, args.out
@@ -501,7 +480,6 @@ def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
 
 def unlock(out: Path) -> int:
     """``--unlock``: remove a stopped call's lock from ``out``."""
-    from probunlearn.storage import outdir
 
     try:
         lines = outdir.unlock(out)

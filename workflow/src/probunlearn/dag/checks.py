@@ -67,7 +67,7 @@ def check_attacks(config: Mapping) -> None:
     sets exist, and every model can take every attack (probunlearn.attacks.check_attack), before
     any job; each error names the key, or the model and the attack."""
     from probunlearn.attacks import parse_spec
-    from probunlearn.dag.attacks import attack_slug
+    from probunlearn.attacks.naming import attack_slug
     from probunlearn.dag.design import Design
 
     sec, experiments = config["attacks"], set(config["experiments"])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from probunlearn import methods
+from probunlearn.attacks.naming import is_attacked, parse_attacked, plain_evalset
 from probunlearn.benchmarks import (
     active,
     benchmark,
@@ -24,7 +25,7 @@ from probunlearn.benchmarks import (
     dataset_files,
 )
 from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
-from probunlearn.dag.attacks import AttackDesign, is_attacked, parse_attacked, plain_evalset
+from probunlearn.dag.attacks import AttackDesign
 from probunlearn.dag.membership import MembershipDesign
 from probunlearn.dag.naming import (
     method_labels,

@@ -167,3 +167,13 @@ def chunk_corpus(tokenizer, texts: Sequence[str], max_len: int) -> list[list[int
     if len(chunks[-1]) < max_len:
         chunks[-1] = (chunks[-1] + chunks[0])[:max_len]
     return chunks
+
+
+def prompts_over(
+    tokenizer, template: str, prompts: Sequence[tuple[str, str]], limit: int
+) -> tuple[int, int, str]:
+    """(how many of the (id, question) ``prompts`` have more than ``limit`` tokens in
+    ``template``, the most tokens of one, that prompt's id)."""
+    lengths = [(len(prompt_ids(tokenizer, q, template)), pid) for pid, q in prompts]
+    longest, pid = max(lengths)
+    return sum(1 for n, _ in lengths if n > limit), longest, pid

@@ -23,7 +23,8 @@ from dataclasses import replace
 from typing import Any
 
 from probunlearn.attacks import ATTACKS, Spec, Target, check_attack, parse_spec
-from probunlearn.dag.attacks import AttackPlan, Case, attacked_name
+from probunlearn.attacks.naming import attacked_name
+from probunlearn.dag.attacks import AttackPlan, Case
 from probunlearn.models.files import AUTO, CHAT, DEFAULT_TEMPLATE
 
 DEFAULT_LEAK_THRESHOLD = 0.5

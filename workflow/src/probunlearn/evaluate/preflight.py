@@ -15,18 +15,14 @@ import hashlib
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 from probunlearn.models.files import TOKENIZER_FILES, context_length
+from probunlearn.sampling.memory import ROW_BYTES, TOKEN_BYTES, available_bytes, sampling_bytes
 from probunlearn.storage import checkpoints
 from probunlearn.storage.atomic import write_text
 
 CHECKS = ".probunlearn/checks.json"  # relative to --out
-ROW_BYTES = 400
-"""Bytes a sampling job holds per answer besides its tokens (row keys, text, table cells)."""
-TOKEN_BYTES = 48
-"""Bytes a sampling job holds per generated token (a Python int in a list, its text)."""
 
 
 class CheckCache:
@@ -95,13 +91,11 @@ def check_prompts(
     name: str, tokenizer, template: str, prompts: list[tuple[str, str]], context: int, new: int
 ) -> None:
     """Every prompt's tokens plus ``new`` within ``context``; else the longest one, named."""
-    from probunlearn.data import qa
+    from probunlearn.data.qa import prompts_over
     from probunlearn.evaluate.plan import PlanError
 
-    lengths = [(len(qa.prompt_ids(tokenizer, q, template)), pid) for pid, q in prompts]
-    longest, pid = max(lengths)
-    if longest + new > context:
-        over = sum(1 for n, _ in lengths if n + new > context)
+    over, longest, pid = prompts_over(tokenizer, template, prompts, context - new)
+    if over:
         raise PlanError(
             f"model {name!r}: {over} prompt(s) do not fit its context of {context} positions "
             f"with --max-new-tokens {new}: the longest, {pid!r}, has {longest} tokens; shorten "
@@ -149,22 +143,6 @@ def check_checkpoints(plan, cache: CheckCache) -> None:
 
 
 # ---- memory ---------------------------------------------------------------------------------------
-
-
-def sampling_bytes(n: int, chunk_size: int, max_new_tokens: int) -> int:
-    """Memory a sampling job holds for its answers: ``chunk_size`` prompts x (``n`` + 1) rows of up
-    to ``max_new_tokens`` tokens (the model and its cache come on top)."""
-    return chunk_size * (n + 1) * (ROW_BYTES + TOKEN_BYTES * max_new_tokens)
-
-
-def available_bytes() -> int | None:
-    """This machine's available memory (Linux's MemAvailable), or None where unknown."""
-    try:
-        text = Path("/proc/meminfo").read_text()
-    except OSError:
-        return None
-    m = re.search(r"^MemAvailable:\s+(\d+) kB", text, re.M)
-    return int(m[1]) * 1024 if m else None
 
 
 def profile_mem_mb(profile: str, rule: str = "sample_shard") -> tuple[int, str] | None:

@@ -33,7 +33,8 @@ FORMAT = 1
 """The layout version of an evaluation directory this code writes (the marker's ``format``)."""
 STATE = ".probunlearn"
 MARKER = f"{STATE}/evaluation.json"
-LEGACY = f"{STATE}/evaluated.json"  # the record of evaluated models, before the marker existed
+LEGACY = f"{STATE}/evaluated.json"
+"""The record of the evaluated models (a directory with it and no marker is an older version's)."""
 LOCK = f"{STATE}/lock"
 NAMES = f"{STATE}/names.json"
 BOUND = ("source", "revision", "base")
@@ -293,6 +294,21 @@ def write_sets(out: str | os.PathLike, sets: Mapping, paths: Mapping[str, str]) 
 
 
 # ---- names ----------------------------------------------------------------------------------------
+
+
+def read_record(out: str | os.PathLike) -> dict[str, dict]:
+    """The models evaluated in ``out`` so far (name -> role, source, revision, base, identity and
+    the key of their results' data and settings), in order."""
+    try:
+        return dict(json.loads((Path(out) / LEGACY).read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def record_models(out: str | os.PathLike, models: Mapping[str, Mapping]) -> None:
+    """Add models to the record of ``out`` (after a run that made their results)."""
+    record = read_record(out) | {n: dict(m) for n, m in models.items()}
+    write_text(json.dumps(record, indent=1) + "\n", Path(out) / LEGACY)
 
 
 def read_names(out: str | os.PathLike) -> dict[str, dict]:
