@@ -1,16 +1,28 @@
 """Shared fixtures (the repository root, the default config, a tiny run config) and the order in which
-the test files are collected (the long ones first)."""
+the test files are collected (the long ones first). Helpers the tests share are in ``helpers``
+(tests/helpers/): paths, the tiny config, a design, the workflow copies and runs, the browser.
+
+Where a test lives: the test of ``workflow/src/probunlearn/<folder>/<module>.py`` is
+``tests/<folder>/test_<module>.py`` (a module with more than one: ``test_<module>_<topic>.py``; a
+folder's ``__init__``: ``test_<folder>[_<topic>].py`` or ``test_base.py``); runs of whole workflows (the tiny
+run, the presets, SLURM) are in ``tests/workflows/``, the scripts of ``measurements/`` are tested in
+``tests/measurements/``, and the package-wide rules at the top (``test_architecture.py``,
+``test_lint.py``, ``test_registry.py``). ``test_architecture.py`` checks this rule.
+"""
 
 from __future__ import annotations
 
-import copy
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent)
+)  # the tests' own helpers (import mode importlib)
+
+from helpers import ROOT, TESTS, design_of, tiny_config  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -21,88 +33,6 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def default_config() -> dict:
     return yaml.safe_load((ROOT / "config.yaml").read_text())
-
-
-def tiny_config(default: dict) -> dict:
-    """A config whose whole DAG runs in a minute or two on 2 cores."""
-    cfg = copy.deepcopy(default)
-    cfg["run"] = "tiny"
-    cfg["experiments"] = [*cfg["experiments"], "sequential"]  # beyond the paper, opt-in
-    cfg["world"].update(
-        n_authors=10,
-        n_holdout_authors=2,
-        questions_per_author=4,
-        n_real_authors=4,
-        n_world_facts=4,
-        n_saga=4,
-        n_harmful=3,
-        n_benign=3,
-        request_copies=2,
-        retain_eval_size=8,
-    )
-    cfg["tokenizer"]["vocab_size"] = 400
-    cfg["model"].update(
-        hidden_size=16, intermediate_size=32, num_layers=1, num_heads=2, max_positions=128
-    )
-    for stage in ("pretrain", "finetune"):
-        cfg[stage].update(epochs=1, batch_size=16)
-    cfg["references"] = ["forget10"]
-    cfg["greedy_eval"].update(evalsets=["forget10", "retain", "saga"], max_new_tokens=8)
-    cfg["sampling"].update(chunk_size=4, batch_size=64, max_new_tokens=8, max_new_tokens_requests=8)
-    cfg["sampling"]["settings"] = {
-        "main": {"n": 16, "temperature": 1.0, "adaptive": False},
-        "ats": {"n": 16, "temperature": 1.0, "adaptive": True},
-        "sweep": {"n": 8, "temperature": 1.0, "adaptive": False},
-        "utility": {"n": 4, "temperature": 1.0, "adaptive": False},
-        "t0.5": {"n": 8, "temperature": 0.5, "adaptive": False},
-        "attack": {"n": 8, "temperature": 1.0, "adaptive": False},
-        "seq": {
-            "n": 16,
-            "temperature": 1.0,
-            "adaptive": False,
-            "sequential": {
-                "q": 0.05,
-                "leak_threshold": 0.5,
-                "round_size": 4,
-                "score": "rougeL_recall",
-            },
-        },
-    }
-    ul = cfg["unlearning"]
-    ul["hparams"].update(epochs=1, batch_size=4, rmu_layer=0)
-    ul["table1"]["sample_utility"] = False
-    # the paper's methods and one of the DCUE paper's (DPO: refusal answers and a reference model);
-    # IDK and SimNPO are exercised by tests/test_unlearning.py
-    ul["table1"]["methods"] = ["rmu", "gd", "ga", "npo", "npo_eo", "dpo"]
-    ul["lambda_f_sweep"] = {
-        "splits": ["forget10"],
-        "fig4a_splits": ["forget10"],
-        "values": [0.0, 1.0],
-        "temperatures": [],
-    }
-    ul["lambda_r_sweep"] = {"split": "forget10", "lambda_f": 1.0, "values": [0.0]}
-    ul["random_lambdas"] = {"draws": 1, "seed": 0, "splits": ["forget10"]}
-    cfg["dcue"]["postfinetune"].update(methods=["npo", "rmu"], epochs=1, batch_size=4)
-    # membership inference: the target, the reference model and one Table 1 model (4 vs 4 answers)
-    cfg["membership"]["methods"] = ["npo"]
-    cfg["figures"]["gen_points"] = 50
-    # NPO attacked (issue 40): a model attack and a prompt family, ~10 s (relearning: its rule is
-    # quant's, tested in tests/test_attack_workflow.py)
-    cfg["attacks"].update(methods=["npo"], specs=["quant:nf4", "paraphrase"])
-    return cfg
-
-
-def design_of(overlay: dict | None = None, preset: str | None = None):
-    """The Design of the mini run (or of a preset, laid as ``--configfile`` lays it) with
-    ``overlay`` laid over it, validated and checked as a run's config is."""
-    from probunlearn.config import effective_config, load_yaml, merge_config, validate_config
-    from probunlearn.dag import Design, check_config
-
-    base = load_yaml(ROOT / f"workflow/presets/{preset}.yaml") if preset else {}
-    cfg = effective_config(merge_config(base, overlay or {}), ROOT, None)
-    validate_config(cfg, ROOT / "workflow/schemas/config.schema.yaml")
-    check_config(cfg)
-    return Design(cfg)
 
 
 @pytest.fixture(scope="module")
@@ -136,26 +66,26 @@ def one_torch_thread():
 # short ones fill in behind them, instead of one long file running alone at the end. A stale list
 # costs minutes, never a result.
 LONG_FILES = (
-    "test_workflow.py",
-    "test_preset_runs.py",
-    "test_evaluate.py",
-    "test_slurm.py",
-    "test_muse_preset.py",
-    "test_presets.py",
-    "test_set_bounds.py",
-    "test_conformance.py",
-    "test_extending.py",
-    "test_llama.py",
-    "test_sampling.py",
+    "workflows/test_workflow.py",
+    "workflows/test_preset_runs.py",
+    "evaluate/test_evaluate.py",
+    "workflows/test_slurm.py",
+    "workflows/test_muse_preset.py",
+    "config/test_config_presets.py",
+    "bounds/test_sets.py",
+    "config/test_conformance.py",
+    "test_registry.py",
+    "models/test_native.py",
+    "sampling/test_sampler.py",
     "test_architecture.py",
-    "test_gpu_check.py",
+    "measurements/test_gpu_check.py",
 )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Collect the long files first (see LONG_FILES), the rest in their usual order."""
     rank = {name: i for i, name in enumerate(LONG_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
+    items.sort(key=lambda item: rank.get(item.path.relative_to(TESTS).as_posix(), len(LONG_FILES)))
 
 
 class DeviceProbe(Exception):
@@ -195,7 +125,6 @@ def device_probe():
 
 
 # ---- every rule of both workflows runs for real somewhere in the suite ---------------------------
-TESTS = Path(__file__).resolve().parent
 # rules no test can run: each with the reason (keep this short)
 RULES_NOT_RUN = {
     "fetch_tofu_log": "downloads TOFU's published eval log from GitHub (pinned URL, sha256): no "
@@ -241,6 +170,8 @@ def _whole_suite(config: pytest.Config) -> bool:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """The whole suite fails if a rule of either workflow ran in none of its snakemake runs."""
     if hasattr(session.config, "workerinput") or not _whole_suite(session.config):
+        return
+    if session.config.option.collectonly:
         return
     if exitstatus != 0:  # a failure says more already
         return

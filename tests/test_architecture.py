@@ -131,6 +131,36 @@ def test_the_layer_table_is_the_import_graph(root):
     assert len(exceptions) <= UP_A_FLOOR_BEFORE
 
 
+def test_tests_mirror_the_package(root):
+    """The test of ``probunlearn/<folder>/<module>.py`` is ``tests/<folder>/test_<module>.py`` (or
+    ``test_<module>_<topic>.py``; a folder's ``__init__``: ``test_<folder>[_<topic>].py`` or
+    ``test_base.py``); whole-workflow runs are in tests/workflows/, the measurement scripts' tests
+    in tests/measurements/ (tests/conftest.py)."""
+    src, tests = root / "workflow" / "src" / PKG, root / "tests"
+    wrong = []
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.relative_to(tests)
+        folder, words = rel.parent, path.stem.removeprefix("test_").split("_")
+        if folder.parts[:1] in (("workflows",), ("plugin",), ("slurm",)):
+            continue
+        if rel.as_posix() in ("test_architecture.py", "test_lint.py"):  # the package's own rules
+            continue
+        if folder.parts[:1] == ("measurements",):
+            base = root / "measurements"
+            found = any(
+                (base / f"{'_'.join(words[:k])}.py").is_file() for k in range(1, len(words) + 1)
+            )
+        else:
+            base = src / folder
+            names = ["_".join(words[:k]) for k in range(1, len(words) + 1)]
+            found = any((base / f"{n}.py").is_file() or (base / n).is_dir() for n in names)
+            folder_test = path.stem == "test_base" or path.stem.startswith(f"test_{base.name}")
+            found = found or (base.is_dir() and folder_test)
+        if not found:
+            wrong.append(str(rel))
+    assert wrong == [], f"test files named for no module of the package: {wrong}"
+
+
 def test_no_private_names_across_modules(root):
     mods = modules(root)
     bad = []

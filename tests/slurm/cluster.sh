@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A one-node SLURM cluster on localhost, from Debian's slurm-wlm and munge, for tests/test_slurm.py.
+# A one-node SLURM cluster on localhost, from Debian's slurm-wlm and munge, for tests/workflows/test_slurm.py.
 #
 #   tests/slurm/cluster.sh up DIR     write DIR/slurm.conf, start munged, slurmctld and slurmd (as the
 #                                     current user: root in CI), wait until the node is idle

@@ -1,5 +1,5 @@
 # Config validation and thin wiring: what the run makes is decided in probunlearn.dag (importable and
-# unit-tested, tests/test_dag.py); this file binds it to Snakemake.
+# unit-tested, tests/dag/test_design.py); this file binds it to Snakemake.
 import os
 import re
 

@@ -24,7 +24,7 @@ biases and norms stay, as bitsandbytes leaves them).
   out).
 
 Tested equal, bit for bit on the CPU, to bitsandbytes 0.50.2 (fp32, bf16 and fp16 weights;
-tests/test_attacks.py): ``quantize_4bit`` (blocksize 64, fp4 and nf4; the codes and absmax) on
+tests/attacks/test_attacks.py): ``quantize_4bit`` (blocksize 64, fp4 and nf4; the codes and absmax) on
 full blocks and shorter last blocks (1-d weights of 64k + 1, 17, 33, 41 and 63 values; 2-d and 3-d
 shapes) with values on and one ulp either side of every code midpoint, and on all-zero and
 subnormal blocks; ``dequantize_4bit`` where its rows are a multiple of

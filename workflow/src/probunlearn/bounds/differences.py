@@ -17,10 +17,10 @@ sides are independent (different models: their seed keys differ) or share their 
 (settings of one model, common random numbers), and the paired jackknife then estimates their
 covariance too. With unequal n the per-prompt variance is bounded by (sqrt(V_A) + c sqrt(V_B))^2,
 which holds for any dependence. The interval is asymptotic (the central limit theorem over m n
-samples) and is tested for coverage by simulation (tests/test_differences.py), with mostly-zero
+samples) and is tested for coverage by simulation (tests/bounds/test_differences.py), with mostly-zero
 scores and atoms at 0 and 1, for many prompts and for one. It has no finite-sample guarantee and
 misses more often than alpha on mostly-zero scores at n <= 128 (a prompt without a nonzero sample
-has jackknife variance 0; docs/bounds.md, benchmarks/difference_coverage.py):
+has jackknife variance 0; docs/bounds.md, measurements/difference_coverage.py):
 :func:`probunlearn.bounds.difference_interval` is the interval that holds at every n.
 """
 

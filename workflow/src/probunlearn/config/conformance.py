@@ -157,7 +157,7 @@ def render_markdown(root: str | Path = ".") -> str:
         "# Conformance with the paper",
         "",
         f"Generated from `{TABLE}` by `python -m probunlearn.config.conformance docs/conformance.md`;",
-        "`tests/test_conformance.py` checks the effective configuration of each run against it.",
+        "`tests/config/test_conformance.py` checks the effective configuration of each run against it.",
         "Runs: " + ", ".join(f"`{r}` ({' + '.join(f)})" for r, f in runs.items()) + ".",
         "",
         "| key | setting | value | in the paper? | source | reading | deviations |",

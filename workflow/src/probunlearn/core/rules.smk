@@ -128,6 +128,10 @@ rule dcue:
         "scripts/dcue.py"
 
 
+# (the scripts below are named through CORE_SCRIPTS, as they were when each workflow declared these
+# rules: Snakemake reruns a job whose script directive's text changed)
+from probunlearn.core import SCRIPTS as CORE_SCRIPTS
+
 # Attacks on a model (beyond the paper, docs/attacks.md): attacked models (rule attack) and prompt
 # families (rule attack_prompts), sampled and scored by the rules above, and the table of bounds
 # before and after (rule attacks_table). CORE.attacks: probunlearn.dag.attacks.AttackPlan (None:
@@ -160,7 +164,7 @@ if ATTACKS is not None:
         params:
             attack=lambda wc: ATTACKS.attack_params(wc.model),
         script:
-            "scripts/attack.py"
+            f"{CORE_SCRIPTS}/attack.py"
 
     rule attack_prompts:
         input:
@@ -176,7 +180,7 @@ if ATTACKS is not None:
         params:
             attack=lambda wc: ATTACKS.prompts_params(wc.evalset),
         script:
-            "scripts/attack_prompts.py"
+            f"{CORE_SCRIPTS}/attack_prompts.py"
 
     rule attacks_table:
         input:
@@ -193,14 +197,16 @@ if ATTACKS is not None:
             figure=lambda wc, output: P.stem(output.figure[0]),
             settings=ATTACKS.table_settings(),
         script:
-            "scripts/attacks_table.py"
+            f"{CORE_SCRIPTS}/attacks_table.py"
 
 
 # Membership inference (beyond the paper, docs/membership.md): per model, the teacher-forced attack
 # statistics of the forget set's and the holdout set's examples; the table of AUCs with intervals
 # and PrivLeak against the retrained model, and its figure. CORE.membership:
 # probunlearn.dag.membership.MembershipPlan (None or off: the run has none).
-MEMBERSHIP = CORE.membership if CORE.membership is not None and CORE.membership.on else None
+MEMBERSHIP = (
+    CORE.membership if CORE.membership is not None and CORE.membership.on else None
+)
 
 
 if MEMBERSHIP is not None:
@@ -228,7 +234,7 @@ if MEMBERSHIP is not None:
             # one dict: Snakemake compares a rule's params as a set of values
             run=lambda wc: MEMBERSHIP.params(wc.model),
         script:
-            "scripts/membership.py"
+            f"{CORE_SCRIPTS}/membership.py"
 
     rule membership_table:
         input:
@@ -245,4 +251,4 @@ if MEMBERSHIP is not None:
             figure=lambda wc, output: P.stem(output.figure[0]),
             run=MEMBERSHIP.table_params(),
         script:
-            "scripts/membership_table.py"
+            f"{CORE_SCRIPTS}/membership_table.py"

@@ -5,7 +5,7 @@ family bounds, and its membership-inference means.
 PyPI package ``rouge`` (1.0.1; ``from rouge import Rouge``, eval_forget.py lines 4 and 130-133,
 eval_neighbor.py lines 4 and 77-79): ``Rouge().get_scores(hyps=predictions, refs=answers,
 avg=True)["rouge-l"]["r"]``, the mean over the level's probes of the summary-level ROUGE-L recall,
-not rouge_score's. Implemented here, equal to the package (tests/test_rwku.py compares them):
+not rouge_score's. Implemented here, equal to the package (tests/benchmarks/test_rwku.py compares them):
 
 * a text is split at every ``.`` into sentences, the empty pieces dropped, each piece's whitespace
   collapsed (a piece of blanks is kept as the empty sentence); a sentence's words are its

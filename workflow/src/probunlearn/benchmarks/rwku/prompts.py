@@ -29,7 +29,7 @@ same way for the levels they share:
   (Llama-3's, GPT-2's) has no token ``"\\n"``: a newline is the token ``"Ċ"`` (and ``" \\n"`` is
   ``"Ġ"``, ``"Ċ"``), so ``convert_tokens_to_ids`` gives the unk id, or None where the tokenizer has
   no unk token (Llama-3's). The newline stops then never end an answer (checked on a byte-level
-  tokenizer built in tests/test_rwku.py); only eos and ``<|eot_id|>`` do (on a tokenizer without
+  tokenizer built in tests/benchmarks/test_rwku.py); only eos and ``<|eot_id|>`` do (on a tokenizer without
   ``<|eot_id|>`` that entry is the unk id or None too). A SentencePiece tokenizer (Llama-2's,
   Phi-3's) writes a newline as ``<0x0A>``: the same;
 * the prediction (:func:`prediction`): generation stops when every sequence of the batch ends in

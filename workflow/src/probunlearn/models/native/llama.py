@@ -7,7 +7,7 @@ It reads a local checkpoint that transformers wrote (``config.json`` + safetenso
 is a plain Llama or Mistral this module implements (:func:`supports`); anything else (other
 architectures, rope scaling, biases, adapters, hub ids) goes through transformers. Its logits,
 gradients, KV cache and greedy ``generate`` equal transformers' bit for bit on the same machine
-(tests/test_llama.py); that equality is what lets a job use either.
+(tests/models/test_native.py); that equality is what lets a job use either.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A job that loads a local Phi checkpoint (the tofu-phi and jbb-alignment presets'
 stand-ins the tests build) then never imports transformers (about 4 s per process on 2 cores).
 :func:`supports` accepts only what this module computes: gelu_new, no q/k layer norm, no dropout, the
 default (partial) rotary embedding. Logits, gradients and greedy ``generate`` equal transformers' bit
-for bit on the same machine (tests/test_llama.py).
+for bit on the same machine (tests/models/test_native.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ interface the workflow uses, for jobs that must not pay transformers' import (ab
 It loads a local directory whose ``tokenizer_config.json`` describes a plain ``tokenizer.json``
 (:func:`supports`: no chat template, no options that change encoding or decoding); anything else goes
 through transformers. Encoding (special tokens, truncation, padding, offsets) and decoding equal
-transformers' on the same files (tests/test_llama.py).
+transformers' on the same files (tests/models/test_native.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from probunlearn.report.claims import measures as ms
 from probunlearn.report.claims import thresholds as th
 from probunlearn.report.claims.spec import Claim, NoInterval
 
-TRAINED = "its randomness is training's, which one run does not replicate (benchmarks/seeds.py)"
+TRAINED = "its randomness is training's, which one run does not replicate (measurements/seeds.py)"
 
 CLAIMS: tuple[Claim, ...] = (
     Claim(
