@@ -39,6 +39,7 @@ HOLDOUT = [
 def main(out: Path) -> None:
     from probunlearn import models
     from probunlearn.cli import main as cli
+
     sys.path.insert(0, str(ROOT / "tests"))
     from helpers import browser
 

@@ -1235,11 +1235,17 @@ def test_comparison_with_the_original_uses_the_claims_intervals():
         np.array(g.sort("sample")["rougeL_recall"])
         for _, g in orig.filter(~pl.col("greedy")).sort("id").group_by("id", maintain_order=True)
     ]
-    d = bounds.paired_difference(a, b, "mean", 0.01)
+    d = bounds.difference_interval(a, b, "mean", 0.01)
     assert (mean["estimate"], mean["lower"], mean["upper"]) == pytest.approx(
         (d.estimate, d.lower, d.upper)
     )
     assert mean["upper"] < 0 and mean["p_value"] < 0.01  # unlearning lowered the mean
+    # the finite-sample interval, not the jackknife's asymptotic one (issue 49)
+    jk = bounds.paired_difference(a, b, "mean", 0.01)
+    assert mean["upper"] != pytest.approx(jk.upper)
+    # at n = 1 only the mean is compared (std and ED need two samples per question)
+    one = comparison_rows("orig", orig.filter(pl.col("sample") <= 0), {"mine": unl}, 0.01)
+    assert one["statistic"].to_list() == ["mean"]
 
 
 def test_gen_curves_read_m_gen_only_not_the_clopper_pearson_columns():

@@ -71,7 +71,7 @@ GLOSSARY: dict[str, str] = {
     "statistic": "What is compared: mean, std or ED of the score, per question.",
     "estimate": "Average over the questions of model - original (negative: the model is lower).",
     "lower": "Lower end of the estimate's interval at 1 - alpha (paired over the questions, "
-    "jackknife over the samples).",
+    "finite-sample: it holds for every score distribution and n).",
     "upper": "Upper end of the estimate's interval at 1 - alpha.",
     "alpha": "Significance level (--alpha).",
     "p_value": "p-value of 'the model is below the original'; to read several as one family, "
@@ -605,7 +605,7 @@ def _comparison_parts(comparison: pl.DataFrame | None, level: str) -> Parts:
         "<h2>Compared with the original</h2>",
         f"<p class='note'>Average over the questions of model &minus; original (mean, std, "
         f"ED of each score) with its {level} interval (paired over the questions, "
-        f"jackknife over the samples: the claims' intervals, docs/bounds.md); p_value: of "
+        f"finite-sample: the claims' intervals, docs/bounds.md); p_value: of "
         f"&ldquo;below the original&rdquo;. Each interval holds at {level} on its own; for "
         f"a family apply Holm's procedure to p_value.</p>",
         constant_note(same_c),

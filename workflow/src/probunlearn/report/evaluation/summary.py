@@ -198,8 +198,10 @@ def comparison_rows(
 ) -> pl.DataFrame:
     """Each evaluated model against the original: per score and statistic (mean; for continuous
     scores also std and ED), the average over the prompts of model - original with its interval at
-    1 - alpha (:func:`probunlearn.bounds.paired_difference`, the claims' intervals), and the p-value
-    of "the model is below the original" (unlearning lowered it)."""
+    1 - alpha (:func:`probunlearn.bounds.difference_interval`: finite-sample, the claims'
+    intervals; each end at alpha / 2), and the p-value of "the model is below the original"
+    (unlearning lowered it), valid at every level. A statistic that needs more samples per question
+    than were drawn (std and ED at n = 1) is left out."""
     rows = []
     for name, sc in scores.items():
         for column, stats in COMPARED.items():
@@ -209,9 +211,12 @@ def comparison_rows(
             ids = sorted(set(a) & set(b))
             if not ids:
                 continue
+            n = min(min(a[i].size, b[i].size) for i in ids)
             for st in stats:
-                d = bounds.paired_difference([a[i] for i in ids], [b[i] for i in ids], st, alpha,
-                                             rho=rho)  # fmt: skip
+                if n < (1 if st == "mean" else 2):
+                    continue
+                d = bounds.difference_interval([a[i] for i in ids], [b[i] for i in ids], st,
+                                               alpha, rho=rho)  # fmt: skip
                 rows.append(
                     {
                         "model": name,
