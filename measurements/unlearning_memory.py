@@ -85,6 +85,10 @@ PRESETS = {
     "tofu-llama2": dict(arch="llama2-7b", lora=True, sequences=64, seq=110),
     # batch 4 + 4 chunks of MUSE's 2048 tokens
     "muse-news": dict(arch="llama2-7b", lora=True, sequences=8, seq=2048),
+    # RWKU's NPO: 16 chunks of its 512 tokens (cutoff_len), the forget corpus alone (no retain)
+    "rwku-llama3": dict(arch="llama3-8b", lora=False, sequences=16, seq=512),
+    # the same with LoRA (RWKU's q_proj and v_proj; counted here on LORA's modules)
+    "rwku-llama3-lora": dict(arch="llama3-8b", lora=True, sequences=16, seq=512),
 }
 
 # the GPU presets' fine-tuning jobs (training.train_lm: every weight trained in fp32 with AdamW, no

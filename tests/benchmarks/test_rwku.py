@@ -64,7 +64,9 @@ def test_evaluate_choices_and_sizes():
         "rwku_probes": 107, "rwku_forget_mia": 55, "rwku_retain_mia": 37,
     }  # fmt: skip
     assert b.sizes({"targets": "all"})["rwku_probes"] == 1637 + 1453 + 3527 + 2889 + 2667
-    assert b.sizes({"targets": [1, 14], "corpus": True})["rwku_corpus"] == 582 * 2
+    both = b.sizes({"targets": [1, 14], "corpus": True})
+    # the forget corpus of both; the retain corpus: the one other target with a corpus (55)
+    assert (both["rwku"], both["rwku_retain"]) == (582 * 2, 582)
     with pytest.raises(ValueError, match=r"benchmarks.rwku.corpus: target\(s\) \[2\]"):
         b.sizes({"targets": [1, 2], "corpus": True})
     with pytest.raises(ValueError, match="benchmarks.rwku.targets"):

@@ -239,3 +239,17 @@ def test_verify_and_count(tmp_path):
     j = tmp_path / "a.json"
     j.write_text('[{"a": 1},\n {"a": 2}]')
     assert downloads.count_rows(j) == 2
+
+
+def test_dataset_root_finds_the_data_sets_folder_from_a_nested_file(tmp_path):
+    from probunlearn.data.downloads import dataset_root
+
+    # RWKU's file names hold folders: the folder is resources/data/rwku, not the file's parent
+    nested = "resources/data/rwku/Target/1_Stephen_King/forget_level1.json"
+    assert dataset_root(nested, "rwku") == Path("resources/data/rwku")
+    assert dataset_root("resources/data/muse/knowmem_forget_qa.json", "muse") == Path(
+        "resources/data/muse"
+    )
+    # a folder given as is (a local copy laid out like ../shared/data/rwku), existing or not
+    assert dataset_root(tmp_path, "rwku") == tmp_path
+    assert dataset_root("/somewhere/copy", "rwku") == Path("/somewhere/copy")

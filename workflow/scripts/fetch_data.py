@@ -1,7 +1,5 @@
 """Rule fetch_data: one verified file of a real data set into resources/data/<data set>/."""
 
-from pathlib import Path
-
 from probunlearn.benchmarks import fetch_dataset
 from probunlearn.steps.logs import log_to
 
@@ -9,7 +7,7 @@ sm = snakemake  # noqa: F821
 with log_to(sm.log[0]):
     fetch_dataset(
         sm.wildcards.dataset,
-        Path(sm.output[0]).parent,
+        sm.output[0],  # a file in the data set's folder: fetch_dataset finds the folder
         files=[sm.params.key],
         source=sm.params.local,
         revision=sm.params.revision,

@@ -79,13 +79,15 @@ def fetch_dataset(
     source: str | os.PathLike | None = None,
     revision: str | None = None,
 ) -> dict[str, Path]:
-    """Fetch the files of the benchmark ``name`` into ``dest_dir``
-    (:func:`probunlearn.data.downloads.fetch_files`: cached, verified, atomic; from ``source``, a
-    local copy, instead of the network; ``revision`` overrides the pinned hub revision)."""
-    from probunlearn.data.downloads import fetch_files
+    """Fetch the files of the benchmark ``name`` into ``dest_dir``, its folder
+    ``.../data/<name>`` or a file in it (:func:`probunlearn.data.downloads.dataset_root`), with
+    :func:`probunlearn.data.downloads.fetch_files`: cached, verified, atomic; from ``source``, a
+    local copy, instead of the network; ``revision`` overrides the pinned hub revision."""
+    from probunlearn.data.downloads import dataset_root, fetch_files
 
+    root = dataset_root(dest_dir, name)
     return fetch_files(
-        benchmark(name).dataset(), dest_dir, files=files, source=source, revision=revision
+        benchmark(name).dataset(), root, files=files, source=source, revision=revision
     )
 
 
@@ -95,17 +97,18 @@ def build_benchmark_sets(
     """Write ``<out_dir>/<set>.parquet`` for every set of ``cfg`` (and an empty ``pretrain.parquet``).
 
     ``sources``: benchmark name → the directory its files were fetched to (resources/data/<its
-    directory>). Raises ValueError if a set does not have the rows the config implies.
+    name>) or a file in it (:func:`probunlearn.data.downloads.dataset_root`). Raises ValueError if a set does not have the rows the config implies.
     """
     import polars as pl
 
+    from probunlearn.data.downloads import dataset_root
     from probunlearn.data.synthetic import CORPUS_SCHEMA
     from probunlearn.storage.atomic import write_parquet
 
     out_dir = Path(out_dir)
     sets: dict = {}
     for b, block in active(cfg):
-        sets.update(b.build(_block(block), Path(sources[b.name])))
+        sets.update(b.build(_block(block), dataset_root(sources[b.name], b.name)))
     expected = benchmark_sizes(cfg)
     for name, n in expected.items():
         if sets[name].height != n:

@@ -357,6 +357,20 @@ def _offline_message(ds: Dataset, dest_dir: Path, missing: Sequence[RemoteFile],
     )
 
 
+def dataset_root(path: str | os.PathLike, dataset: str) -> Path:
+    """The folder of data set ``dataset`` (``.../data/<dataset>``, as the workflow lays out its
+    downloads) that holds ``path``, a fetched file (whose name may hold folders: RWKU's
+    Target/<folder>/<file>); ``path`` itself where it is an existing folder or lies in no such
+    folder (a folder given as is)."""
+    if Path(path).is_dir():
+        return Path(path)
+    parts = os.path.normpath(path).split(os.sep)
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i : i + 2] == ["data", dataset]:
+            return Path(os.sep.join(parts[: i + 2]) or os.sep)
+    return Path(path)
+
+
 def fetch_files(
     ds: Dataset,
     dest_dir: str | os.PathLike,

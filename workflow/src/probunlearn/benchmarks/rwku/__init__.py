@@ -13,17 +13,21 @@ the targets.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from probunlearn.benchmarks.base import BENCHMARKS, Benchmark
+from probunlearn.benchmarks.base import BENCHMARKS, Benchmark, Corpus
 
 
 class RWKU(Benchmark):
     name = "rwku"
     directory = "rwku"
     order = 50
+    experiment = "rwku"
+    # the forget corpus as the unlearning split `rwku`; DCUE is not run on it (no D_v)
+    corpora = (Corpus(split="rwku", retain="rwku_retain", dcue_forget="rwku_probes"),)
 
     # ---- data ---------------------------------------------------------------------------------
     def dataset(self):
@@ -54,7 +58,21 @@ class RWKU(Benchmark):
         own = [*loader.PROBE_FILES, *loader.MIA_FILES, *(["positive"] if cfg.get("corpus") else [])]
         ids = self.target_ids(cfg)
         self._check_corpus(ids, cfg)
-        return [f"{i}/{f}" for i in ids for f in own]
+        out = [f"{i}/{f}" for i in ids for f in own]
+        out += [f"{i}/positive" for i in self.retain_ids(cfg)]
+        survey = cfg.get("survey") or {}
+        out += [f"{i}/{f}" for i in survey.get("targets", []) for f in survey["files"]]
+        return list(dict.fromkeys(out))
+
+    def retain_ids(self, cfg: Mapping[str, Any]) -> list[int]:
+        """The targets whose forget corpora form the retain corpus: those with a corpus offline
+        that are not among the run's targets (with ``corpus: true``; else none)."""
+        from probunlearn.benchmarks.rwku import loader
+
+        if not cfg.get("corpus"):
+            return []
+        ids = set(self.target_ids(cfg))
+        return [i for i, t in loader.targets().items() if t.has("positive") and i not in ids]
 
     def _check_corpus(self, ids: list[int], cfg: Mapping[str, Any]) -> None:
         from probunlearn.benchmarks.rwku import loader
@@ -70,7 +88,8 @@ class RWKU(Benchmark):
             )
 
     def sets(self, cfg: Mapping[str, Any]) -> list[str]:
-        return [*self.spec["sets"], *(["rwku_corpus"] if cfg.get("corpus") else [])]
+        own = ["rwku", "rwku_retain"] if cfg.get("corpus") else []
+        return [*self.spec["sets"], *own, *(["rwku_survey"] if cfg.get("survey") else [])]
 
     def sizes(self, cfg: Mapping[str, Any]) -> dict[str, int]:
         from probunlearn.benchmarks.rwku import loader
@@ -78,13 +97,30 @@ class RWKU(Benchmark):
         ids = self.target_ids(cfg)
         self._check_corpus(ids, cfg)
         t = loader.targets()
+        held = cfg.get("held_out") == "even"
+
+        def kept(i: int, f: str) -> int:
+            n = t[i].rows[f]
+            return n // 2 if held and f in loader.SELECTION_FILES else n
+
         sizes = {
-            "rwku_probes": sum(t[i].rows[f] for i in ids for f in loader.PROBE_FILES),
+            "rwku_probes": sum(kept(i, f) for i in ids for f in loader.PROBE_FILES),
             "rwku_forget_mia": sum(t[i].rows["forget_mia"] for i in ids),
             "rwku_retain_mia": sum(t[i].rows["retain_mia"] for i in ids),
         }
         if cfg.get("corpus"):
-            sizes["rwku_corpus"] = sum(t[i].rows["positive"] for i in ids)
+            k = cfg.get("corpus_texts")
+
+            def texts(i: int) -> int:
+                return min(t[i].rows["positive"], k) if k else t[i].rows["positive"]
+
+            sizes["rwku"] = sum(texts(i) for i in ids)
+            sizes["rwku_retain"] = sum(texts(i) for i in self.retain_ids(cfg))
+        survey = cfg.get("survey")
+        if survey:
+            sizes["rwku_survey"] = sum(
+                t[i].rows[f] for i in survey["targets"] for f in survey["files"]
+            )
         return sizes
 
     def build(self, cfg: Mapping[str, Any], source: Path) -> dict:
@@ -92,13 +128,18 @@ class RWKU(Benchmark):
 
         ids = self.target_ids(cfg)
         out = {
-            "rwku_probes": loader.probe_rows(ids, source),
+            "rwku_probes": loader.probe_rows(ids, source, held_out=cfg.get("held_out")),
             "rwku_forget_mia": loader.mia_rows(ids, "forget_mia", source),
             "rwku_retain_mia": loader.mia_rows(ids, "retain_mia", source),
         }
         if cfg.get("corpus"):
             self._check_corpus(ids, cfg)
-            out["rwku_corpus"] = loader.corpus_rows(ids, source)
+            k = cfg.get("corpus_texts")
+            out["rwku"] = loader.corpus_rows(ids, source, limit=k)
+            out["rwku_retain"] = loader.corpus_rows(self.retain_ids(cfg), source, limit=k)
+        survey = cfg.get("survey")
+        if survey:
+            out["rwku_survey"] = loader.probe_rows(survey["targets"], source, survey["files"])
         return out
 
     # ---- probunlearn evaluate -----------------------------------------------------------------
@@ -147,21 +188,58 @@ class RWKU(Benchmark):
     def builds_prompts(self, evalset: str) -> bool:
         """RWKU builds its probes' prompts (the chat template, then ``Answer:`` but after an
         affirmative-suffix probe)."""
-        return evalset == "rwku_probes"
+        return evalset in self.spec["probe_sets"]
 
     def stop_tokens(self, evalset: str) -> list[str]:
         """RWKU's terminators besides eos (:func:`.prompts.stop_id_sequences`)."""
         from probunlearn.benchmarks.rwku.prompts import STOP_TOKENS
 
-        return list(STOP_TOKENS) if evalset == "rwku_probes" else []
+        return list(STOP_TOKENS) if evalset in self.spec["probe_sets"] else []
 
     def prompts(self, evalset: str, rows, tokenizer) -> list[str] | None:
         """RWKU's prompts of the probe rows (:func:`.prompts.prompt_texts`), None for other sets."""
-        if evalset != "rwku_probes":
+        if evalset not in self.spec["probe_sets"]:
             return None
         from probunlearn.benchmarks.rwku.prompts import prompt_texts
 
         return prompt_texts(rows, tokenizer)
+
+    # ---- the experiment `rwku` ----------------------------------------------------------------
+    def experiment_design(self, design: Any) -> Any:
+        from probunlearn.benchmarks.rwku.design import RwkuDesign
+
+        return RwkuDesign(self, design)
+
+    def rules_file(self) -> str:
+        return os.path.join(os.path.dirname(__file__), "rules.smk")
+
+    def check_config(self, config: Mapping[str, Any]) -> None:
+        if self.experiment not in config["experiments"]:
+            return
+        block = (config["benchmarks"] or {}).get(self.name)
+        section = config.get(self.experiment)
+        if not block or not section:
+            raise ValueError(
+                f"config experiments: {self.experiment!r} needs benchmarks.{self.name} (the data) "
+                f"and the section {self.experiment}"
+            )
+        if section["methods"] and not block.get("corpus"):
+            raise ValueError(
+                f"config {self.experiment}.methods: unlearning needs the forget corpus: set "
+                f"benchmarks.{self.name}.corpus: true"
+            )
+        if section["original"] not in config["models"]:
+            raise ValueError(
+                f"config {self.experiment}.original: {section['original']!r} must be a real model "
+                f"named in `models` (unlearning starts from `target`)"
+            )
+        if section["methods"] and section["original"] != "target":
+            raise ValueError(f"config {self.experiment}.original: unlearning starts from 'target'")
+        if section["select"] and not block.get("survey"):
+            raise ValueError(
+                f"config {self.experiment}.select: the selection rule reads the survey: set "
+                f"benchmarks.{self.name}.survey"
+            )
 
 
 BENCHMARKS.register(RWKU())

@@ -175,6 +175,10 @@ def read_records(
 # ---- rows ---------------------------------------------------------------------------------------
 
 
+SELECTION_FILES = ("forget_level1", "forget_level2")
+"""The files whose even-indexed probes a selection rule reads (and ``held_out`` leaves out)."""
+
+
 def row_id(tid: int, file: str, index: int) -> str:
     """The id of the ``index``-th record of a target's file: ``rwku-<id>-<file>-<index>``."""
     return f"rwku-{tid}-{file}-{index}"
@@ -195,12 +199,16 @@ def probe_rows(
     *,
     icu: bool = False,
     revision: str | None = None,
+    held_out: str | None = None,
 ) -> pl.DataFrame:
     """The probes of targets ``ids`` (in that order, each file in ``files`` order) as rows, with
     RWKU's user message as the question (``icu``: RWKU's in-context-unlearning instruction in front,
-    its ``use_prompt``)."""
+    its ``use_prompt``). ``held_out="even"``: the even-indexed probes of forget levels 1 and 2
+    (:data:`SELECTION_FILES`; a selection rule's probes) left out, the others keep their ids."""
     from probunlearn.benchmarks.rwku.prompts import user_message
 
+    if held_out not in (None, "even"):
+        raise ValueError(f"held_out must be None or 'even', got {held_out!r}")
     rows = []
     for tid in ids:
         for file in files:
@@ -208,6 +216,8 @@ def probe_rows(
                 raise ValueError(f"{file!r} is no RWKU probe file; expected {list(PROBE_FILES)}")
             recs = read_records(tid, file, source, ("query", "answer", "type"), revision)
             for i, o in enumerate(recs):
+                if held_out == "even" and file in SELECTION_FILES and i % 2 == 0:
+                    continue
                 answer = o["answer"]
                 rows.append(
                     make_row(
@@ -253,14 +263,19 @@ def mia_rows(
 
 
 def corpus_rows(
-    ids: Iterable[int], source: str | os.PathLike | None, revision: str | None = None
+    ids: Iterable[int],
+    source: str | os.PathLike | None,
+    revision: str | None = None,
+    limit: int | None = None,
 ) -> pl.DataFrame:
     """The forget corpus (``positive.json``: texts about the target that RWKU generated with
     Llama-3-8B-Instruct, its GA and NPO data) of targets ``ids`` as rows: the text as ``answer``,
-    no question. Offline only targets 1, 14 and 55 have it (a FileNotFoundError names them)."""
+    no question; ``limit``: each target's first ``limit`` texts. Offline only targets 1, 14 and 55
+    have it (a FileNotFoundError names them)."""
     rows = []
     for tid in ids:
-        for i, o in enumerate(read_records(tid, "positive", source, ("text",), revision)):
+        recs = read_records(tid, "positive", source, ("text",), revision)
+        for i, o in enumerate(recs[:limit] if limit is not None else recs):
             rows.append(
                 make_row(
                     id=row_id(tid, "positive", i),

@@ -104,13 +104,18 @@ GLOSSARY.update(
         "attacked_model": "The attacked model a model attack made (models/<name> under --out).",
         "members": "Prompts per question of a prompt attack's family (1: a model attack); the "
         "family is bounded on its worst member, all members at once (Bonferroni).",
-        "greedy_before": "The plain model's greedy score, averaged over the questions attacked.",
+        "greedy_before": "Before the attack: the greedy score on the original question (a prompt "
+        "attack: the largest over its null family, m copies of the original prompt), averaged "
+        "over the questions attacked.",
         "greedy_after": "The greedy score after the attack (a family: its worst member's).",
-        "ed_before": "The plain model's ED score (mean + rho x std), averaged.",
+        "ed_before": "Before the attack: the ED score (mean + rho x std; a prompt attack: the "
+        "null family's largest), averaged.",
         "ed_after": "The ED score after the attack (a family: its worst member's).",
-        "m_mu_before": "The plain model's M_mu, averaged over the questions attacked.",
+        "m_mu_before": "Before the attack: M_mu (a prompt attack: the bound on the null "
+        "family's worst copy, at the family's level), averaged over the questions attacked.",
         "m_mu_after": "M_mu after the attack (a family: the bound on its worst member).",
-        "m_bin_before": "The plain model's M_bin of a leak (score >= leak_threshold), averaged.",
+        "m_bin_before": "Before the attack: M_bin of a leak (score >= leak_threshold; a prompt "
+        "attack: the null family's, bounded as the attack's family), averaged.",
         "m_bin_after": "M_bin after the attack (a family: the bound on its worst member).",
         "leak_threshold": "A leak is a score >= this (--leak-threshold, else 0.5).",
         "target_greedy": "The original model's (--original) greedy score on the same questions.",

@@ -103,7 +103,15 @@ def attack_handles(
         else "the attacked model"
     )
     handles = [
-        Line2D([], [], marker="o", ls="", mfc="white", mec="grey", label="before: the plain model"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            ls="",
+            mfc="white",
+            mec="grey",
+            label="before: unattacked (prompts: the null family)",
+        ),
         Line2D([], [], marker="o", ls="", color="grey", label=f"after: {kinds}"),
     ]
     if arrows:

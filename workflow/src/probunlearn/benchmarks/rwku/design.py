@@ -1,0 +1,153 @@
+"""The experiment ``rwku`` in the workflow's DAG: the original model and the models unlearned on
+the targets' forget corpus (split ``rwku``), what each samples (``rwku_probes``; the original also
+``rwku_survey``), RWKU's MIA statistics per model, and the tables (read by
+:class:`probunlearn.dag.Design` and by this folder's ``rules.smk``)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from probunlearn.dag.naming import unlearned_name
+
+TABLES = ("rwku_levels", "rwku_probes", "rwku_revealed", "rwku_families", "rwku_changes",
+          "rwku_claims")  # fmt: skip
+"""Tables every RWKU run writes (tables/<name>.csv); with MIA also rwku_mia, with a survey
+rwku_survey and rwku_survey_probes, with a selection rule rwku_selection."""
+
+
+class RwkuDesign:
+    """The RWKU experiment of one run (``design``: its :class:`probunlearn.dag.Design`)."""
+
+    def __init__(self, bench: Any, design: Any) -> None:
+        self.bench = bench
+        self.design = design
+        self.section = design.config[bench.experiment]
+        self.block = design.config["benchmarks"][bench.name]
+        self.split = bench.corpora[0].split
+
+    @property
+    def caption(self) -> str:
+        """The report's caption of the RWKU tables (beside this module)."""
+        return os.path.join(os.path.dirname(__file__), "report.rst")
+
+    @property
+    def setting(self) -> str:
+        """The sampling setting of the probes."""
+        return self.section["setting"]
+
+    @property
+    def original(self) -> str:
+        """The model before unlearning."""
+        return self.section["original"]
+
+    @property
+    def survey(self) -> bool:
+        """Whether the original model is sampled on the survey (``rwku_survey``)."""
+        return bool(self.block.get("survey"))
+
+    @property
+    def mia(self) -> bool:
+        """Whether RWKU's MIA statistics are computed."""
+        return bool(self.section["mia"])
+
+    def unlearned(self) -> dict[str, str]:
+        """Method -> model unlearned on the forget corpus (NPO+EO with the run's lambda_f, as in
+        Table 1)."""
+        lf = self.design.ul["lambda_f"]
+        return {
+            m: unlearned_name(m, self.split, lf if m == "npo_eo" else 0.0)
+            for m in self.section["methods"]
+        }
+
+    def models(self) -> list[str]:
+        """The original model, then the unlearned ones."""
+        return [self.original, *self.unlearned().values()]
+
+    def sampled_runs(self) -> set[tuple[str, str, str]]:
+        """(model, eval set, setting) of every sampled RWKU set."""
+        runs = {(m, "rwku_probes", self.setting) for m in self.models()}
+        if self.survey:
+            runs.add((self.original, "rwku_survey", self.setting))
+        return runs
+
+    def dcue_models(self) -> list[str]:
+        """None: DCUE needs a D_v, which RWKU's corpus lacks."""
+        return []
+
+    def unlearn_settings(self, split: str) -> dict[str, Any]:
+        """Settings an unlearning job on ``split`` adds: chunks of the forget corpus."""
+        return {"chunk_length": self.section["max_len"]} if split == self.split else {}
+
+    def mia_path(self, model: str) -> str:
+        """RWKU's MIA statistics of one model."""
+        return f"{self.design.paths.out}/rwku_mia/{model}.parquet"
+
+    def mia_inputs(self, model: str) -> dict[str, str | list[str]]:
+        """Rule rwku_mia: the model and the two MIA sets."""
+        p = self.design.paths
+        return {
+            **self.design.model_inputs(model),
+            "sets": [p.data("rwku_forget_mia"), p.data("rwku_retain_mia")],
+        }
+
+    def _set_files(self, evalset: str, models: list[str]) -> dict[str, list[str]]:
+        d = self.design
+        out: dict[str, list[str]] = {}
+        for m in models:
+            out[f"samples_{evalset}_{m}"] = d.samples_paths(m, evalset, self.setting)
+            out[f"scores_{evalset}_{m}"] = [d.paths.scores(m, evalset, self.setting)]
+        return out
+
+    def table_inputs(self) -> dict[str, str | list[str]]:
+        """Rule rwku_tables: the probe rows, every model's sample shards and scores, the MIA
+        statistics, the survey's."""
+        p = self.design.paths
+        out: dict[str, Any] = {"rows": p.data("rwku_probes")}
+        out |= self._set_files("rwku_probes", self.models())
+        if self.mia:
+            out["mia"] = [self.mia_path(m) for m in self.models()]
+        if self.survey:
+            out["survey_rows"] = p.data("rwku_survey")
+            out |= self._set_files("rwku_survey", [self.original])
+        return out
+
+    def table_params(self) -> dict[str, Any]:
+        """Rule rwku_tables: the models (original first), the alpha, the setting, the selection
+        rule and the configured targets."""
+        return {
+            "original": self.original,
+            "unlearned": self.unlearned(),
+            "alpha": float(self.design.config["bounds"]["alpha"]),
+            "setting": self.setting,
+            "select": self.section["select"],
+            "targets": self.bench.target_ids(self.block),
+            "held_out": self.block.get("held_out"),
+        }
+
+    def table_names(self) -> list[str]:
+        """The tables the run writes."""
+        names = list(TABLES)
+        if self.mia:
+            names.append("rwku_mia")
+        if self.survey:
+            names += ["rwku_survey", "rwku_survey_probes"]
+        if self.section["select"]:
+            names.append("rwku_selection")
+        return names
+
+    def metric_parts(self) -> list[str]:
+        """None of its own: the sampled runs' metrics enter metrics.csv through the design."""
+        return []
+
+    def table_targets(self) -> list[str]:
+        """The RWKU tables and figure."""
+        p = self.design.paths
+        return [p.table(n) for n in self.table_names()] + [p.figure("rwku")]
+
+    def expected_jobs(self) -> dict[str, int]:
+        """Jobs of its own rules."""
+        out = {"rwku_tables": 1}
+        if self.mia:
+            out["rwku_mia"] = len(self.models())
+        return out
