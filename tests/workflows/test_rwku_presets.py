@@ -96,7 +96,8 @@ def test_rwku_smollm2_preset_runs_part_a_and_b_on_a_tiny_stand_in(
     print(
         f"rwku-smollm2 reduced run: {jobs.get('total')} jobs, {time.perf_counter() - start:.0f} s"
     )
-    assert jobs["unlearn"] == 2 and jobs["rwku_mia"] == 3 and jobs["rwku_tables"] == 1
+    assert jobs["unlearn"] == 2 and jobs["rwku_mia"] == 3
+    assert jobs["rwku_survey"] == 1 and jobs["rwku_tables"] == 1
     out = work / "results/rwku-smollm2/tables"
     models = ["target", "ga-rwku-f0-r0", "npo_eo-rwku-f1-r0"]
     levels = pl.read_csv(out / "rwku_levels.csv")

@@ -12,8 +12,9 @@ from probunlearn.dag.naming import unlearned_name
 
 TABLES = ("rwku_levels", "rwku_probes", "rwku_revealed", "rwku_families", "rwku_changes",
           "rwku_claims")  # fmt: skip
-"""Tables every RWKU run writes (tables/<name>.csv); with MIA also rwku_mia, with a survey
-rwku_survey and rwku_survey_probes, with a selection rule rwku_selection."""
+"""Tables every RWKU run writes (tables/<name>.csv, rule rwku_tables); with MIA also rwku_mia."""
+SURVEY_TABLES = ("rwku_survey", "rwku_survey_probes")
+"""The survey's tables (rule rwku_survey, Part A); with a selection rule also rwku_selection."""
 
 
 class RwkuDesign:
@@ -99,42 +100,53 @@ class RwkuDesign:
             out[f"scores_{evalset}_{m}"] = [d.paths.scores(m, evalset, self.setting)]
         return out
 
+    def survey_inputs(self) -> dict[str, str | list[str]]:
+        """Rule rwku_survey (Part A): the survey's rows, the original's sample shards and scores."""
+        return {"rows": self.design.paths.data("rwku_survey"),
+                **self._set_files("rwku_survey", [self.original])}  # fmt: skip
+
+    def survey_params(self) -> dict[str, Any]:
+        """Rule rwku_survey: the original model, alpha, setting, selection rule, targets."""
+        return {
+            "original": self.original,
+            "alpha": float(self.design.config["bounds"]["alpha"]),
+            "setting": self.setting,
+            "select": self.section["select"],
+            "targets": self.bench.target_ids(self.block),
+        }
+
+    def survey_names(self) -> list[str]:
+        """The survey's tables (none without a survey)."""
+        if not self.survey:
+            return []
+        return [*SURVEY_TABLES, *(["rwku_selection"] if self.section["select"] else [])]
+
     def table_inputs(self) -> dict[str, str | list[str]]:
         """Rule rwku_tables: the probe rows, every model's sample shards and scores, the MIA
-        statistics, the survey's."""
+        statistics, the survey's per-probe table."""
         p = self.design.paths
         out: dict[str, Any] = {"rows": p.data("rwku_probes")}
         out |= self._set_files("rwku_probes", self.models())
         if self.mia:
             out["mia"] = [self.mia_path(m) for m in self.models()]
         if self.survey:
-            out["survey_rows"] = p.data("rwku_survey")
-            out |= self._set_files("rwku_survey", [self.original])
+            out["survey"] = p.table("rwku_survey_probes")
         return out
 
     def table_params(self) -> dict[str, Any]:
-        """Rule rwku_tables: the models (original first), the alpha, the setting, the selection
-        rule and the configured targets."""
+        """Rule rwku_tables: the models (original first), the alpha, the setting and the probes
+        held out."""
         return {
             "original": self.original,
             "unlearned": self.unlearned(),
             "alpha": float(self.design.config["bounds"]["alpha"]),
             "setting": self.setting,
-            "select": self.section["select"],
-            "targets": self.bench.target_ids(self.block),
             "held_out": self.block.get("held_out"),
         }
 
     def table_names(self) -> list[str]:
-        """The tables the run writes."""
-        names = list(TABLES)
-        if self.mia:
-            names.append("rwku_mia")
-        if self.survey:
-            names += ["rwku_survey", "rwku_survey_probes"]
-        if self.section["select"]:
-            names.append("rwku_selection")
-        return names
+        """The tables rule rwku_tables writes."""
+        return [*TABLES, *(["rwku_mia"] if self.mia else [])]
 
     def metric_parts(self) -> list[str]:
         """None of its own: the sampled runs' metrics enter metrics.csv through the design."""
@@ -143,11 +155,14 @@ class RwkuDesign:
     def table_targets(self) -> list[str]:
         """The RWKU tables and figure."""
         p = self.design.paths
-        return [p.table(n) for n in self.table_names()] + [p.figure("rwku")]
+        names = [*self.survey_names(), *self.table_names()]
+        return [p.table(n) for n in names] + [p.figure("rwku")]
 
     def expected_jobs(self) -> dict[str, int]:
         """Jobs of its own rules."""
         out = {"rwku_tables": 1}
+        if self.survey:
+            out["rwku_survey"] = 1
         if self.mia:
             out["rwku_mia"] = len(self.models())
         return out

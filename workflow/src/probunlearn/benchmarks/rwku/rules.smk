@@ -38,6 +38,23 @@ if RWKU is not None:
         script:
             "scripts/rwku_mia.py"
 
+    rule rwku_survey:
+        input:
+            unpack(lambda wc: RWKU.survey_inputs()),
+        output:
+            tables=[
+                report(P.table(n), caption=RWKU.caption, category="Tables")
+                for n in RWKU.survey_names()
+            ],
+        log:
+            P.log("rwku_survey"),
+        conda:
+            conda_env("analysis")
+        params:
+            run=canon(RWKU.survey_params()),
+        script:
+            "scripts/rwku_survey.py"
+
     rule rwku_tables:
         input:
             unpack(lambda wc: RWKU.table_inputs()),

@@ -11,7 +11,7 @@ import polars as pl
 
 from probunlearn.storage.atomic import atomic_write, write_csv, write_parquet
 
-__all__ = ["rwku_figure", "run_rwku_mia", "run_rwku_tables"]
+__all__ = ["rwku_figure", "run_rwku_mia", "run_rwku_survey", "run_rwku_tables"]
 
 
 def run_rwku_mia(
@@ -74,6 +74,40 @@ def _stack(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     )
 
 
+def _write(out: Mapping[str, pl.DataFrame], outputs: Sequence[str], rule: str) -> None:
+    by_name = {os.path.splitext(os.path.basename(p))[0]: p for p in outputs}
+    if set(by_name) != set(out):
+        raise ValueError(f"{rule}: outputs {sorted(by_name)} but tables {sorted(out)}")
+    for name, table in out.items():
+        write_csv(_flat(table), by_name[name])
+
+
+def run_rwku_survey(
+    inputs: Mapping[str, Any],
+    outputs: Sequence[str],
+    *,
+    original: str,
+    alpha: float,
+    setting: str,
+    select: Mapping[str, Any] | None,
+    targets: Sequence[int],
+) -> None:
+    """Rule rwku_survey (Part A): the original model's survey per target and overall
+    (rwku_survey), per probe (rwku_survey_probes), and with a selection rule its choice beside
+    the configured targets (rwku_selection)."""
+    from probunlearn.benchmarks.rwku import findings
+    from probunlearn.benchmarks.rwku.tables import revealed_table
+
+    del setting  # in the params so that a change reruns the tables
+    rows = pl.read_parquet(_one(inputs["rows"]))
+    probes, _ = _probe_tables(inputs, "rwku_survey", rows, [original], alpha)
+    survey = probes[original]
+    out = {"rwku_survey": revealed_table(survey), "rwku_survey_probes": survey}
+    if select:
+        out["rwku_selection"] = findings.selection(survey, select["candidates"], targets)
+    _write(out, outputs, "rwku_survey")
+
+
 def run_rwku_tables(
     inputs: Mapping[str, Any],
     outputs: Sequence[str],
@@ -83,12 +117,11 @@ def run_rwku_tables(
     unlearned: Mapping[str, str],
     alpha: float,
     setting: str,
-    select: Mapping[str, Any] | None,
-    targets: Sequence[int],
     held_out: str | None = None,
 ) -> None:
-    """Rule rwku_tables: every table of :data:`.design.TABLES` (and the MIA, survey and selection
-    tables where the run has them), each written to the output of that name, and the figure."""
+    """Rule rwku_tables (Part B): every table of :data:`.design.TABLES` (and the MIA table where
+    the run has it), each written to the output of that name, and the figure; the claims read the
+    survey's per-probe table where the run has a survey."""
     from probunlearn.benchmarks.rwku import findings
     from probunlearn.benchmarks.rwku.tables import (
         family_table,
@@ -101,31 +134,19 @@ def run_rwku_tables(
     models = [original, *unlearned.values()]
     rows = pl.read_parquet(_one(inputs["rows"]))
     probes, scores = _probe_tables(inputs, "rwku_probes", rows, models, alpha)
+    survey = pl.read_csv(_one(inputs["survey"])) if "survey" in inputs else None
     out: dict[str, pl.DataFrame] = {
         "rwku_levels": level_table(probes),
         "rwku_probes": _stack(probes),
         "rwku_revealed": _stack({m: revealed_table(t) for m, t in probes.items()}),
         "rwku_families": family_table(probes, rows, scores, alpha),
         "rwku_changes": findings.changes(probes, scores, original, alpha),
+        "rwku_claims": findings.claims(probes, scores, original, unlearned, alpha, survey),
     }
-    survey = None
-    if "survey_rows" in inputs:
-        srows = pl.read_parquet(_one(inputs["survey_rows"]))
-        sp, _ = _probe_tables(inputs, "rwku_survey", srows, [original], alpha)
-        survey = sp[original]
-        out["rwku_survey"] = revealed_table(survey)
-        out["rwku_survey_probes"] = survey
-        if select:
-            out["rwku_selection"] = findings.selection(survey, select["candidates"], targets)
-    out["rwku_claims"] = findings.claims(probes, scores, original, unlearned, alpha, survey)
     if "mia" in inputs:
         stats = {m: pl.read_parquet(p) for m, p in zip(models, inputs["mia"], strict=True)}
         out["rwku_mia"] = mia_table(stats, original, alpha)
-    by_name = {os.path.splitext(os.path.basename(p))[0]: p for p in outputs}
-    if set(by_name) != set(out):
-        raise ValueError(f"rwku_tables: outputs {sorted(by_name)} but tables {sorted(out)}")
-    for name, table in out.items():
-        write_csv(_flat(table), by_name[name])
+    _write(out, outputs, "rwku_tables")
     rwku_figure(out["rwku_levels"], figure)
 
 
