@@ -42,8 +42,8 @@ ALL = "all"
 """The ``target`` of the revealed table's row over every probe."""
 
 RULES = {
-    "text": "the probe's answer appears in the answer (keyword_leak: case-insensitive, on word "
-    "boundaries)",
+    "text": "the probe's answer appears in the answer, case-insensitive, on word boundaries, as "
+    "the keyword_leak scorer finds it",
     "rouge": f"RWKU's ROUGE-L recall of the answer (the rouge package's) is at least {ROUGE_LEAK:g}",
 }
 """The two leak rules, fixed before any run (:mod:`.tables`)."""
