@@ -555,6 +555,33 @@ def test_evaluate_plans_rwku_with_its_lengths_and_scorers():
     assert plan.score_params("x", "rwku_probes", "sampled")["scorers"] == [
         "rougeL_recall", "keyword_leak",
     ]  # fmt: skip
+    # the MIA texts are a job per model (not sampled), read by RWKU's tables of the summary
+    assert plan.benchmark_job == benchmarks.ModelJob(
+        "rwku_mia", ("rwku_forget_mia", "rwku_retain_mia")
+    )
+    assert plan.benchmark_job_path("x") == "rwku_mia/x.parquet"
+    assert plan.benchmark_job_params() == {
+        "benchmark": "rwku:1", "evalset": "rwku_probes", "batch_size": 256, "dtype": "float32",
+        "device": "cpu", "threads": 1,
+    }  # fmt: skip
+    assert list(plan.benchmark_tables()) == [
+        "rwku_levels", "rwku_probes", "rwku_revealed", "rwku_families", "rwku_mia",
+    ]  # fmt: skip
+    assert "rwku_mia/x.parquet" in plan.result_paths("x")
+    # an original needs no holdout set here: it is compared (RWKU's MIA change), without DCUE
+    ev["models"]["o"] = {"source": "x/z", "revision": "1" * 40, "role": "original"}
+    plan = Plan({"evaluate": ev})
+    plan.check()
+    assert plan.model_pattern("benchmark_job") == "x|o" and not plan.dcue
+    assert any("no holdout set, so no DCUE" in w for w in plan.warnings())
+    summary = plan.benchmark_summary()
+    assert list(summary["models"]) == ["x", "o"] and summary["benchmark"] == "rwku:1"
+    assert summary["models"]["o"] == {
+        "samples": [f"samples/o/rwku_probes/sampled/shard-{k}.parquet" for k in range(7)],
+        "scores": "scores/o/rwku_probes/sampled.parquet",
+        "job": "rwku_mia/o.parquet",
+    }
+    assert "rwku_mia/o.parquet" in plan.benchmark_summary_inputs()
 
 
 # ---- RWKU's tables of an evaluation (probunlearn.benchmarks.rwku.tables) ---------------------------
@@ -790,3 +817,63 @@ def test_mia_statistics_equal_one_unbatched_pass(tmp_path):
         mia_statistics(model, native, pl.DataFrame({"id": ["e"], "answer": [""], "group": ["x"]}))
     with pytest.raises(ValueError, match="no RWKU MIA texts"):
         mia_statistics(model, native, rows.head(0))
+
+
+def test_rwku_tables_through_the_summary_step(tmp_path):
+    """steps.evaluation.benchmark_section: RWKU's tables of two models (one the original) from
+    their files, each written to its CSV, and the report section that shows four of them."""
+    from probunlearn.steps.evaluation import benchmark_section
+
+    rows, samples, scores = table_inputs()
+    rows.write_parquet(tmp_path / "rows.parquet")
+    stats = {
+        "o": pl.DataFrame({"id": ["f0", "f1", "r0"], "set": ["forget_mia"] * 2 + ["retain_mia"],
+                           "loss": [-2.0, -3.0, -1.0], "zlib": [-0.2, -0.3, -0.1]}),
+    }  # fmt: skip
+    stats["x"] = stats["o"].with_columns(pl.col("loss") - 1.0)
+    files = {}
+    for m in ("x", "o"):
+        samples.write_parquet(tmp_path / f"samples-{m}.parquet")
+        stats[m].write_parquet(tmp_path / f"job-{m}.parquet")
+        files[m] = {"samples": [str(tmp_path / f"samples-{m}.parquet")],
+                    "scores": str(tmp_path / f"scores-{m}.parquet"),
+                    "job": str(tmp_path / f"job-{m}.parquet")}  # fmt: skip
+    scores.write_parquet(tmp_path / "scores-o.parquet")  # x's is read already
+    names = benchmarks.benchmark("rwku").evaluate_table_names("rwku_probes")
+    tables = {n: str(tmp_path / f"{n}.csv") for n in names}
+    given = {"benchmark": "rwku:1", "tables": tables, "models": files}
+    section = benchmark_section(
+        given, "rwku_probes", str(tmp_path / "rows.parquet"), {"x": scores}, 0.05, "o"
+    )
+    assert [t.title for t in section.tables] == [
+        "Per level", "Per target", "Fact families", "Membership-inference means",
+    ]  # fmt: skip
+    assert [t.file for t in section.tables] == [
+        "rwku_levels.csv", "rwku_revealed.csv", "rwku_families.csv", "rwku_mia.csv",
+    ]  # fmt: skip
+    levels = pl.read_csv(tables["rwku_levels"])
+    assert levels.select("model", "file").rows()[:2] == [
+        ("x", "forget_level1"),
+        ("x", "forget_level2"),
+    ]
+    assert levels["model"].to_list() == ["x"] * 4 + ["o"] * 4
+    assert pl.read_csv(tables["rwku_probes"]).height == 10
+    revealed = pl.read_csv(tables["rwku_revealed"], schema_overrides={"target": pl.String})
+    assert revealed.select("model", "target").rows() == [
+        ("x", "1"), ("x", "2"), ("x", "all"), ("o", "1"), ("o", "2"), ("o", "all"),
+    ]  # fmt: skip
+    assert (
+        pl.read_csv(tables["rwku_families"])["family"].to_list() == ["rwku-1:richard bachman"] * 2
+    )
+    mia = pl.read_csv(tables["rwku_mia"])
+    x_loss = mia.filter((pl.col("model") == "x") & (pl.col("statistic") == "loss_x100"))
+    assert x_loss["change"].to_list() == [100.0, 100.0]  # FM and RM up by 100: 1 nat a token
+    shown = section.tables[3].frame
+    assert set(shown["statistic"]) == {"loss", "zlib", "loss_x100"}  # those RWKU reports
+    assert section.columns["target"].endswith("all: every probe.")  # the first table's meaning
+    assert section.tables[2].columns["target"] == "The RWKU target id."
+    with pytest.raises(ValueError, match=r"names the tables \['rwku_levels'\] of its summary but"):
+        benchmark_section(
+            {**given, "tables": {"rwku_levels": tables["rwku_levels"]}},
+            "rwku_probes", str(tmp_path / "rows.parquet"), {"x": scores}, 0.05, "o",
+        )  # fmt: skip
