@@ -208,7 +208,10 @@ def test_rwku_tables_per_level_and_family(rwku_run):
 @pytest.mark.slow
 def test_rwku_report_shows_the_levels_families_and_mia(rwku_run):
     html = (rwku_run["out"] / "report.html").read_text()
-    section = html.split("<h2>RWKU: forget and neighbor levels, fact families, MIA</h2>")[1]
+    heading = "RWKU: forget and neighbor levels, fact families, MIA"
+    section = html.split(
+        f'<h2 id="rwku-forget-and-neighbor-levels-fact-families-mia">{heading}</h2>'
+    )[1]
     section = section.split("<h2>")[0]
     for file in FILES:
         assert f'data-v="{file}"' in section, file

@@ -667,8 +667,9 @@ class Section:
 def _section_parts(section: Section) -> Parts:
     """A benchmark's section: its note, each table under its heading and caption, and the
     meaning of the columns shown (its own glossary, so the report's glossary is not asked)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", section.title.lower()).strip("-")
     parts = [
-        f"<h2>{html.escape(section.title)}</h2>",
+        f'<h2 id="{slug}">{html.escape(section.title)}</h2>',
         options_nowrap(f"<p class='note'>{html.escape(section.note)}</p>"),
     ]
     seen: dict[str, None] = {}
