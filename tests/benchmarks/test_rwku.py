@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import numpy as np
 import polars as pl
@@ -556,3 +557,325 @@ def test_evaluate_plans_rwku_with_its_lengths_and_scorers():
     assert plan.score_params("x", "rwku_probes", "sampled")["scorers"] == [
         "rougeL_recall", "keyword_leak",
     ]  # fmt: skip
+    # the MIA texts are a job per model (not sampled), read by RWKU's tables of the summary
+    assert plan.benchmark_job == benchmarks.ModelJob(
+        "rwku_mia", ("rwku_forget_mia", "rwku_retain_mia")
+    )
+    assert plan.benchmark_job_path("x") == "rwku_mia/x.parquet"
+    assert plan.benchmark_job_params() == {
+        "benchmark": "rwku:1", "evalset": "rwku_probes", "batch_size": 256, "dtype": "float32",
+        "device": "cpu", "threads": 1,
+    }  # fmt: skip
+    assert list(plan.benchmark_tables()) == [
+        "rwku_levels", "rwku_probes", "rwku_revealed", "rwku_families", "rwku_mia",
+    ]  # fmt: skip
+    assert "rwku_mia/x.parquet" in plan.result_paths("x")
+    # an original needs no holdout set here: it is compared (RWKU's MIA change), without DCUE
+    ev["models"]["o"] = {"source": "x/z", "revision": "1" * 40, "role": "original"}
+    plan = Plan({"evaluate": ev})
+    plan.check()
+    assert plan.model_pattern("benchmark_job") == "x|o" and not plan.dcue
+    assert any("no holdout set, so no DCUE" in w for w in plan.warnings())
+    summary = plan.benchmark_summary()
+    assert list(summary["models"]) == ["x", "o"] and summary["benchmark"] == "rwku:1"
+    assert summary["models"]["o"] == {
+        "samples": [f"samples/o/rwku_probes/sampled/shard-{k}.parquet" for k in range(7)],
+        "scores": "scores/o/rwku_probes/sampled.parquet",
+        "job": "rwku_mia/o.parquet",
+    }
+    assert "rwku_mia/o.parquet" in plan.benchmark_summary_inputs()
+
+
+# ---- RWKU's tables of an evaluation (probunlearn.benchmarks.rwku.tables) ---------------------------
+
+# (id, answer, kind, greedy answer, four sampled answers, our sampled rougeL_recall scores)
+TABLE_PROBES = [
+    ("rwku-1-forget_level1-0", "Carrie", "cloze",
+     " Carrie.", ["Misery", "carrie", "It was Carrie", "..."], [0.0, 1.0, 1.0, 0.0]),
+    ("rwku-1-forget_level2-0", "Richard Bachman", "simple question",
+     "Stephen King", ["Richard Bachman", "Bachman", "Richard", "no"], [1.0, 0.5, 0.5, 0.0]),
+    ("rwku-1-forget_level3-0", "Richard Bachman", "synonym manipulation",
+     "Richard Bachman", ["x", "y", "z", "w"], [0.0, 0.0, 0.0, 0.0]),
+    ("rwku-1-neighbor_level1-0", "Maine", "cloze",
+     "Maine", ["Maine", "Maine", "Maine", "Maine"], [1.0, 1.0, 1.0, 1.0]),
+    ("rwku-2-forget_level2-0", "Paris", "simple question",
+     "...", ["London", "London", "London", "London"], [0.0, 0.0, 0.0, 0.0]),
+]  # fmt: skip
+
+
+def table_inputs() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Probe rows, their sample shards' rows and a score table, by hand (keyword_leak as the
+    keyword scorer would give it: case-insensitive, on word boundaries)."""
+    from probunlearn.data.rows import make_row, to_frame
+
+    rows = to_frame(
+        [
+            make_row(id=i, question="q", answer=a, keywords=[a], group=i.split("-")[2],
+                     kind=f"rwku:{k}")
+            for i, a, k, *_ in TABLE_PROBES
+        ]
+    )  # fmt: skip
+    samples, scores = [], []
+    for i, a, _, greedy, texts, rouge in TABLE_PROBES:
+        for s, text in enumerate([greedy, *texts], start=-1):
+            samples.append({"id": i, "sample": s, "greedy": s < 0, "text": text})
+            kw = float(re.search(rf"\b{re.escape(a)}\b", text, re.I) is not None)
+            scores.append({"id": i, "sample": s, "greedy": s < 0, "keyword_leak": kw,
+                           "rougeL_recall": 0.25 if s < 0 else rouge[s]})  # fmt: skip
+    return rows, pl.DataFrame(samples), pl.DataFrame(scores)
+
+
+def test_sample_rouge_and_probe_table():
+    from scipy.stats import beta
+
+    from probunlearn.benchmarks.rwku import tables
+
+    rows, samples, scores = table_inputs()
+    rouge = tables.sample_rouge(rows, samples)
+    assert rouge.height == 25 and rouge.columns == [
+        "id", "sample", "greedy", "rwku_rougeL_recall", "rwku_leak",
+    ]  # fmt: skip
+    first = rouge.filter(pl.col("id") == "rwku-1-forget_level1-0")
+    # " Carrie." -> 1; Misery 0; carrie 0 (case-sensitive); It was Carrie 1; "..." raises: NaN, no leak
+    got = first["rwku_rougeL_recall"].to_list()
+    assert got[:4] == [1.0, 0.0, 0.0, 1.0] and math.isnan(got[4])
+    assert first["rwku_leak"].to_list() == [1, 0, 0, 1, 0]
+    bachman = rouge.filter(pl.col("id") == "rwku-1-forget_level2-0")
+    assert bachman["rwku_rougeL_recall"].to_list() == [0.0, 1.0, 0.5, 0.5, 0.0]
+    assert bachman["rwku_leak"].to_list() == [0, 1, 1, 1, 0]  # half the words: a leak
+
+    t = tables.probe_table(rows, scores, rouge, alpha=0.05)
+    assert t["id"].to_list() == rows["id"].to_list()
+    assert t["file"].to_list() == [
+        "forget_level1", "forget_level2", "forget_level3", "neighbor_level1", "forget_level2",
+    ]  # fmt: skip
+    assert t["level"].to_list() == [1, 2, 3, 1, 2] and t["target"].to_list() == [1, 1, 1, 1, 2]
+    assert t["type"][2] == "synonym manipulation" and t["n"].to_list() == [4] * 5
+    assert t["greedy_text"].to_list() == [1, 0, 1, 1, 0]
+    assert t["hits_text"].to_list() == [2, 1, 0, 4, 0]
+    assert t["greedy_rouge"].to_list() == [1, 0, 1, 1, 0]
+    assert t["hits_rouge"].to_list() == [1, 3, 0, 4, 0]
+    assert t["rate_text"].to_list() == [0.5, 0.25, 0.0, 1.0, 0.0]
+    # one-sided Clopper-Pearson: upper B(1-a; k+1, n-k) (1 at k = n), lower B(a; k, n-k+1) (0 at
+    # k = 0), lower_all at a / m with m = 5 probes
+    assert t["m_bin_text"].to_list() == pytest.approx(
+        [beta.ppf(0.95, 3, 2), beta.ppf(0.95, 2, 3), 1 - 0.05 ** (1 / 4), 1.0, 1 - 0.05 ** (1 / 4)]
+    )
+    assert t["lower_text"].to_list() == pytest.approx(
+        [beta.ppf(0.05, 2, 3), beta.ppf(0.05, 1, 4), 0.0, 0.05 ** (1 / 4), 0.0]
+    )
+    assert t["lower_all_rouge"].to_list() == pytest.approx(
+        [1 - 0.99 ** (1 / 4), beta.ppf(0.01, 3, 2), 0.0, 0.01 ** (1 / 4), 0.0]
+    )
+    # RWKU's score of the greedy answer ("..." for Paris: NaN), our sampled mean
+    rw = t["rwku_rougeL_recall"].to_list()
+    assert rw[:4] == [1.0, 0.0, 1.0, 1.0] and math.isnan(rw[4])
+    assert t["rougeL_recall"].to_list() == pytest.approx([0.5, 0.5, 0.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="no scores of 1 RWKU probe"):
+        tables.probe_table(rows, scores.filter(pl.col("id") != rows["id"][0]), rouge, 0.05)
+    with pytest.raises(ValueError, match="without sampled or greedy answers"):
+        tables.probe_table(rows, scores.filter(pl.col("sample") != -1), rouge, 0.05)
+
+
+def test_revealed_and_level_tables():
+    from probunlearn.benchmarks.rwku import tables
+
+    rows, samples, scores = table_inputs()
+    probes = tables.probe_table(rows, scores, tables.sample_rouge(rows, samples), alpha=0.05)
+    rev = tables.revealed_table(probes)
+    assert rev["target"].to_list() == [1, 2, None]  # None: every probe
+    one = rev.row(0, named=True)
+    assert (one["probes"], one["n"]) == (4, 4)
+    assert one["greedy_text"] == 0.75 and one["sampled_any_text"] == 0.75
+    # Bachman's level-2 probe: greedy misses, one sample (text) / three (rouge) leak
+    assert one["revealed_text"] == 1 and one["revealed_share_text"] == 0.25
+    assert one["revealed_at_text"] == 0
+    # its rouge bound at alpha / 5 is B(0.01; 3, 2) = 0.22 >= 0.05: revealed at that rate
+    assert (one["revealed_rouge"], one["revealed_at_rouge"]) == (1, 1)
+    assert one["rate_text"] == pytest.approx((0.5 + 0.25 + 0 + 1) / 4)
+    assert one["rwku_rougeL_recall"] == 0.75 and one["rougeL_recall"] == pytest.approx(0.5)
+    two, every = rev.row(1, named=True), rev.row(2, named=True)
+    assert two["rwku_rougeL_recall"] is None  # "...": RWKU's run would stop
+    assert two["revealed_text"] == 0 and every["probes"] == 5 and every["revealed_rouge"] == 1
+    assert every["rwku_rougeL_recall"] is None
+
+    levels = tables.level_table({"a": probes, "b": probes.head(1)})
+    assert levels.columns[:4] == ["model", "file", "probes", "n"]
+    assert levels.select("model", "file", "probes").rows() == [
+        ("a", "forget_level1", 1), ("a", "forget_level2", 2), ("a", "forget_level3", 1),
+        ("a", "neighbor_level1", 1), ("b", "forget_level1", 1),
+    ]  # fmt: skip
+    l2 = levels.row(1, named=True)
+    assert l2["rwku_rougeL_recall"] is None and l2["revealed_rouge"] == 1
+    assert l2["m_bin_text"] == pytest.approx(np.mean(probes["m_bin_text"].to_numpy()[[1, 4]]))
+    assert levels.row(3, named=True)["rate_rouge"] == 1.0
+
+
+def test_family_and_mia_tables():
+    from scipy.stats import beta
+
+    from probunlearn.benchmarks.rwku import tables
+
+    rows, samples, scores = table_inputs()
+    probes = tables.probe_table(rows, scores, tables.sample_rouge(rows, samples), alpha=0.05)
+    fam = tables.family_table({"a": probes}, rows, {"a": scores}, alpha=0.05)
+    # one family of two or more: Richard Bachman (levels 2 and 3); each member at 0.05 / 2
+    assert fam.rows() == [
+        ("a", "rwku-1:richard bachman", 1, "Richard Bachman", 2, 0.025,
+         pytest.approx(beta.ppf(0.975, 2, 3)), "rwku-1-forget_level2-0", 0.125),
+    ]  # fmt: skip
+    assert fam.columns == ["model", "family", "target", "answer", "members", "alpha_each",
+                           "bound", "worst_member", "mean_rate"]  # fmt: skip
+    none = tables.family_table({"a": probes}, rows.tail(2), {"a": scores}, alpha=0.05)
+    assert none.height == 0 and none.columns == ["model", "family"]
+
+    orig = pl.DataFrame({"id": ["f0", "f1", "r0", "r1"], "set": ["forget_mia"] * 2 + ["retain_mia"] * 2,
+                         "loss": [-2.0, -3.0, -1.0, -1.5], "zlib": [-0.2, -0.3, -0.1, -0.1]})  # fmt: skip
+    unl = orig.with_columns(pl.col("loss") - pl.Series([1.0, 2.0, 0.0, 0.5]))
+    mia = tables.mia_table({"unl": unl, "orig": orig}, "orig", alpha=0.05)
+    assert mia.columns == ["model", "set", "statistic", "mean", "texts", "change", "lower", "upper"]
+    got = {(r["model"], r["set"], r["statistic"]): r for r in mia.to_dicts()}
+    assert len(got) == 2 * 2 * 3  # (loss, zlib, loss_x100) per set and model
+    loss = got[("unl", "forget_mia", "loss")]
+    assert loss["mean"] == -4.0 and loss["texts"] == 2 and loss["change"] == -1.5
+    half = 12.706204736174705 * 0.5  # t(0.975, 1) x the standard error of (-1, -2)
+    assert (loss["lower"], loss["upper"]) == pytest.approx((-1.5 - half, -1.5 + half))
+    x100 = got[("unl", "forget_mia", "loss_x100")]
+    assert x100["mean"] == 400.0 and x100["change"] == 150.0  # the paper's FM went up by 150
+    assert (x100["lower"], x100["upper"]) == pytest.approx((150 - 100 * half, 150 + 100 * half))
+    assert got[("unl", "retain_mia", "zlib")]["change"] == 0.0
+    assert got[("orig", "forget_mia", "loss")]["change"] is None  # the original itself
+    alone = tables.mia_table({"orig": orig}, None, alpha=0.05)
+    assert alone.height == 6 and alone["change"].null_count() == 6
+
+
+# ---- RWKU's MIA statistics of a model (probunlearn.benchmarks.rwku.mia) -----------------------------
+
+MIA_TEXTS = [
+    "Stephen King wrote Carrie in Maine.",
+    "He wrote it.",
+    "The cat sat on the mat, and the cat sat again on the mat near Maine in the rain.",
+    "Misery",
+    "Richard Bachman was a name King wrote under in the seventies and eighties.",
+]
+
+
+def test_mia_statistics_equal_one_unbatched_pass(tmp_path):
+    """loss, zlib, Min-K% and Min-K%++ of each text equal one forward pass of that text alone (a
+    transformers model, the ids of the native tokenizer the job loads); batches of 4 texts,
+    right-padded, give the same values as one text at a time."""
+    import zlib
+
+    import torch
+
+    from probunlearn import models
+    from probunlearn.benchmarks.rwku.mia import mia_statistics
+
+    tok = models.train_tokenizer(MIA_TEXTS * 3, 300)
+    arch = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 2, "num_heads": 2,
+            "max_positions": 128}  # fmt: skip
+    reference = models.tiny_llama(len(tok), arch, seed=1, tokenizer=tok).eval()
+    path = models.save_model(reference, tok, tmp_path / "m")
+    model, native = models.load_model(str(path)), models.load_tokenizer(str(path))
+    assert not hasattr(native, "encode"), "the native tokenizer: ids from __call__"
+    rows = pl.DataFrame(
+        {
+            "id": [f"t{i}" for i in range(5)],
+            "answer": MIA_TEXTS,
+            "group": ["forget_mia"] * 3 + ["retain_mia"] * 2,
+        }
+    )
+    one = mia_statistics(model, native, rows, batch_size=1)
+    four = mia_statistics(model, native, rows, batch_size=4)
+    assert one["id"].to_list() == rows["id"].to_list()
+    assert one["set"].to_list() == rows["group"].to_list()
+    assert one.columns[:4] == ["id", "set", "loss", "zlib"] and "mink++_1.0" in one.columns
+    for col in one.columns[2:]:
+        a, b = one[col].to_numpy(), four[col].to_numpy()
+        assert np.array_equal(np.isnan(a), np.isnan(b)), col
+        assert a[~np.isnan(a)] == pytest.approx(b[~np.isnan(b)], rel=1e-5, abs=1e-5), col
+    with torch.no_grad():
+        for i, text in enumerate(MIA_TEXTS):
+            ids = tok(text)["input_ids"]  # the BOS first, as RWKU's tokenizer.encode
+            assert ids[0] == tok.bos_token_id and len(ids) >= 3
+            logp = torch.log_softmax(reference(torch.tensor([ids])).logits[0, :-1].double(), -1)
+            lp = logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].numpy()
+            p = logp.exp()
+            mu = (p * logp).sum(-1)
+            z = (lp - mu.numpy()) / np.sqrt(((p * logp.square()).sum(-1) - mu.square()).numpy())
+            row = one.row(i, named=True)
+            assert row["loss"] == pytest.approx(lp.mean(), rel=1e-5)
+            packed = len(zlib.compress(text.encode()))
+            assert row["zlib"] == pytest.approx(lp.mean() / packed, rel=1e-5)
+            k = int(lp.size * 0.2)
+            if k:
+                assert row["mink_0.2"] == pytest.approx(np.sort(lp)[:k].mean(), rel=1e-5)
+                assert row["mink++_0.2"] == pytest.approx(np.sort(z)[:k].mean(), rel=1e-4)
+            else:
+                assert math.isnan(row["mink_0.2"]) and math.isnan(row["mink++_0.2"])
+            assert row["mink++_1.0"] == pytest.approx(z.mean(), rel=1e-4, abs=1e-6)
+    # a text of one token (the BOS alone) has no token to score; no texts at all
+    with pytest.raises(ValueError, match="RWKU MIA text 'e' has fewer than 2 tokens"):
+        mia_statistics(model, native, pl.DataFrame({"id": ["e"], "answer": [""], "group": ["x"]}))
+    with pytest.raises(ValueError, match="no RWKU MIA texts"):
+        mia_statistics(model, native, rows.head(0))
+
+
+def test_rwku_tables_through_the_summary_step(tmp_path):
+    """steps.evaluation.benchmark_section: RWKU's tables of two models (one the original) from
+    their files, each written to its CSV, and the report section that shows four of them."""
+    from probunlearn.steps.evaluation import benchmark_section
+
+    rows, samples, scores = table_inputs()
+    rows.write_parquet(tmp_path / "rows.parquet")
+    stats = {
+        "o": pl.DataFrame({"id": ["f0", "f1", "r0"], "set": ["forget_mia"] * 2 + ["retain_mia"],
+                           "loss": [-2.0, -3.0, -1.0], "zlib": [-0.2, -0.3, -0.1]}),
+    }  # fmt: skip
+    stats["x"] = stats["o"].with_columns(pl.col("loss") - 1.0)
+    files = {}
+    for m in ("x", "o"):
+        samples.write_parquet(tmp_path / f"samples-{m}.parquet")
+        stats[m].write_parquet(tmp_path / f"job-{m}.parquet")
+        files[m] = {"samples": [str(tmp_path / f"samples-{m}.parquet")],
+                    "scores": str(tmp_path / f"scores-{m}.parquet"),
+                    "job": str(tmp_path / f"job-{m}.parquet")}  # fmt: skip
+    scores.write_parquet(tmp_path / "scores-o.parquet")  # x's is read already
+    names = benchmarks.benchmark("rwku").evaluate_table_names("rwku_probes")
+    tables = {n: str(tmp_path / f"{n}.csv") for n in names}
+    given = {"benchmark": "rwku:1", "tables": tables, "models": files}
+    section = benchmark_section(
+        given, "rwku_probes", str(tmp_path / "rows.parquet"), {"x": scores}, 0.05, "o"
+    )
+    assert [t.title for t in section.tables] == [
+        "Per level", "Per target", "Fact families", "Membership-inference means",
+    ]  # fmt: skip
+    assert [t.file for t in section.tables] == [
+        "rwku_levels.csv", "rwku_revealed.csv", "rwku_families.csv", "rwku_mia.csv",
+    ]  # fmt: skip
+    levels = pl.read_csv(tables["rwku_levels"])
+    assert levels.select("model", "file").rows()[:2] == [
+        ("x", "forget_level1"),
+        ("x", "forget_level2"),
+    ]
+    assert levels["model"].to_list() == ["x"] * 4 + ["o"] * 4
+    assert pl.read_csv(tables["rwku_probes"]).height == 10
+    revealed = pl.read_csv(tables["rwku_revealed"], schema_overrides={"target": pl.String})
+    assert revealed.select("model", "target").rows() == [
+        ("x", "1"), ("x", "2"), ("x", "all"), ("o", "1"), ("o", "2"), ("o", "all"),
+    ]  # fmt: skip
+    assert (
+        pl.read_csv(tables["rwku_families"])["family"].to_list() == ["rwku-1:richard bachman"] * 2
+    )
+    mia = pl.read_csv(tables["rwku_mia"])
+    x_loss = mia.filter((pl.col("model") == "x") & (pl.col("statistic") == "loss_x100"))
+    assert x_loss["change"].to_list() == [100.0, 100.0]  # FM and RM up by 100: 1 nat a token
+    shown = section.tables[3].frame
+    assert set(shown["statistic"]) == {"loss", "zlib", "loss_x100"}  # those RWKU reports
+    assert section.columns["target"].endswith("all: every probe.")  # the first table's meaning
+    assert section.tables[2].columns["target"] == "The RWKU target id."
+    with pytest.raises(ValueError, match=r"names the tables \['rwku_levels'\] of its summary but"):
+        benchmark_section(
+            {**given, "tables": {"rwku_levels": tables["rwku_levels"]}},
+            "rwku_probes", str(tmp_path / "rows.parquet"), {"x": scores}, 0.05, "o",
+        )  # fmt: skip

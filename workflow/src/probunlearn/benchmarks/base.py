@@ -10,7 +10,12 @@ an entry point of the group ``probunlearn.benchmarks``; docs/extending.md) holdi
   section of its own);
 - its loader (the rows of each eval set in the shared row format, :mod:`probunlearn.data.rows`);
 - optionally an experiment of its own (rules, scripts, a table; MUSE-News's), offered to the
-  workflow through :meth:`Benchmark.experiment_design` and :meth:`Benchmark.rules_file`.
+  workflow through :meth:`Benchmark.experiment_design` and :meth:`Benchmark.rules_file`;
+- optionally its own numbers in ``probunlearn evaluate``: a job per model beside sampling
+  (:meth:`Benchmark.evaluate_job`, :meth:`Benchmark.run_evaluate_job`: RWKU's MIA statistics) and
+  tables of the summary step (:meth:`Benchmark.evaluate_table_names`,
+  :meth:`Benchmark.evaluate_tables`: RWKU's per level, fact-family and MIA tables), written beside
+  ``summary.csv`` and shown as a section of the report.
 
 The workflow's DAG, the downloads, ``probunlearn evaluate`` and the config schema ask the registry;
 no module outside a benchmark's folder imports it or branches on its name.
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -43,6 +48,64 @@ class Corpus:
     split: str
     retain: str
     dcue_forget: str
+
+
+@dataclass(frozen=True)
+class ModelJob:
+    """A job per model that a benchmark adds to ``probunlearn evaluate`` beside sampling: the model
+    loaded once and run on some of the benchmark's eval sets (RWKU: teacher forcing of its MIA
+    texts), one table per model, ``<name>/<model>.parquet`` under ``--out``
+    (:meth:`Benchmark.run_evaluate_job`), read by :meth:`Benchmark.evaluate_tables`."""
+
+    name: str
+    """The job's name: the folder of its tables (a plain name, no ``/``)."""
+    sets: tuple[str, ...]
+    """The eval sets it reads (sets the benchmark's choice yields, not sampled)."""
+
+
+@dataclass(frozen=True)
+class SummaryInputs:
+    """What the summary step of ``probunlearn evaluate`` hands :meth:`Benchmark.evaluate_tables`:
+    every model of the summary (the evaluated ones, then ``--original`` where given), in order."""
+
+    evalset: str
+    """The sampled set."""
+    rows: pl.DataFrame
+    """Its rows (:mod:`probunlearn.data.rows`)."""
+    samples: Mapping[str, pl.DataFrame]
+    """Model -> its answers: the sample shards' rows (id, sample, greedy, text, ...)."""
+    scores: Mapping[str, pl.DataFrame]
+    """Model -> its score table (id, sample, greedy, one column per scorer)."""
+    alpha: float
+    """The run's significance level (``--alpha``)."""
+    original: str | None = None
+    """The model before unlearning (``--original``, a key of ``samples`` and ``scores``), or None."""
+    jobs: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    """Model -> the table of its :class:`ModelJob` (empty without a job)."""
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    """A table a benchmark adds to the summary: ``<name>.csv`` beside ``summary.csv`` (``frame``,
+    every column), and in the report's section of the benchmark under ``title`` with ``caption``
+    (``view``: the rows and columns the report shows; None: the CSV alone)."""
+
+    title: str
+    caption: str
+    frame: pl.DataFrame
+    columns: Mapping[str, str]
+    """Every column of ``frame`` and what it holds: the report's tooltips and glossary."""
+    view: pl.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class SummarySection:
+    """A benchmark's section of the report of ``probunlearn evaluate``: its heading, a note that
+    says how to read its tables, and the tables by name (:meth:`Benchmark.evaluate_table_names`)."""
+
+    title: str
+    note: str
+    tables: Mapping[str, SummaryTable]
 
 
 class Benchmark:
@@ -148,6 +211,35 @@ class Benchmark:
         prompts from the model's chat template itself (RWKU: a suffix after the template that
         differs by row), tokenised like a ``{question}`` template's (with the tokenizer's own
         special tokens); None (the default): the rows' questions in the run's template."""
+        return None
+
+    # ---- its own numbers in probunlearn evaluate ------------------------------------------------
+    def evaluate_job(self, evalset: str) -> ModelJob | None:
+        """The job per model it adds to an evaluation whose sampled set is ``evalset`` (known before
+        any job); None (the default): none."""
+        return None
+
+    def run_evaluate_job(
+        self,
+        job: ModelJob,
+        model: Any,
+        tokenizer: Any,
+        sets: Mapping[str, pl.DataFrame],
+        *,
+        batch_size: int,
+    ) -> pl.DataFrame:
+        """One model's table of ``job`` (:meth:`evaluate_job`) from the rows of its ``sets``
+        (name -> rows); ``batch_size``: the run's rows per forward pass (``--batch-size``)."""
+        raise NotImplementedError(f"benchmark {self.name!r} has no job {job.name!r}")
+
+    def evaluate_table_names(self, evalset: str) -> list[str]:
+        """The tables :meth:`evaluate_tables` makes for an evaluation of ``evalset``, known before
+        any job (each is ``<name>.csv`` beside ``summary.csv``); [] (the default): none."""
+        return []
+
+    def evaluate_tables(self, inputs: SummaryInputs) -> SummarySection | None:
+        """Its tables of an evaluation (those :meth:`evaluate_table_names` names, every one) and
+        their section of the report; None (the default): none."""
         return None
 
     # ---- an experiment of its own -------------------------------------------------------------

@@ -46,7 +46,7 @@ OPTIONS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("models", "--reference", {"metavar": "NAME=PATH_OR_ID[@REV]", "help": "a retain-only model: "
      "TOFU's forget quality"}),
     ("models", "--original", {"metavar": "NAME=PATH_OR_ID[@REV]", "help": "the model before "
-     "unlearning: DCUE (needs a holdout set)"}),
+     "unlearning: DCUE (needs a holdout set, but with a benchmark of a job of its own: RWKU's)"}),
     ("data", "--benchmark", {"help": "a built-in or registered benchmark: CHOICES"}),
     ("data", "--data-dir", {"type": Path, "help": "read the benchmark from a local copy laid out "
      "like ../shared/data"}),

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn.benchmarks import Benchmark
+from probunlearn.benchmarks import Benchmark, ModelJob
 from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
@@ -65,6 +65,12 @@ NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 NAME_RULE = "expected letters, digits, '_', '.', '-', not starting with '.' or '-'"
 NAME_MAX = 64
 """Characters in a model name: it is a folder name in every path of its results."""
+RESERVED = frozenset({"summary", "gen_curves", "comparison", "questions", "models", "config",
+                      "openunlearning", "attacks", "membership", "report", "evaluate", "data",
+                      "samples", "scores", "bounds", "metrics", "logs", "figures", "benchmarks",
+                      "logprobs", "dcue", "greedy", "tofu_answers"})  # fmt: skip
+"""Names of the summary's own files and of the folders in ``--out``: no benchmark's table or job
+may take one."""
 # a name ending in one piece repeated 20 times or more, which Snakemake refuses as a wildcard
 # value (its PeriodicityDetector: a sign of a rule that feeds on itself)
 PERIODIC = re.compile(r"(.+)\1{19,}$")
@@ -339,6 +345,8 @@ class Plan(CorePlanner):
             names = [n for n in self.models if self.teacher_forced(n) == n]
         elif rule in ("sample_shard", "score"):
             names = self.sampled_models() + list(self.attacked_models)
+        elif rule == "benchmark_job":
+            names = self.sampled_models() if self.benchmark_job is not None else []
         else:
             names = self.names("evaluated")
         return "|".join(re.escape(n) for n in names) or "-"
@@ -629,7 +637,8 @@ class Plan(CorePlanner):
                 "--holdout FILE: membership inference's PrivLeak against the reference model"
             )
         if self.original is not None and "holdout" not in self.sets:
-            raise PlanError("--original (DCUE) needs a holdout set: --holdout FILE")
+            if self.benchmark_job is None:  # a benchmark's job compares it (RWKU's MIA change)
+                raise PlanError("--original (DCUE) needs a holdout set: --holdout FILE")
 
     def check_extras(self) -> None:
         """The attacks, the membership inference and open-unlearning's files (issues 40, 41),
@@ -639,6 +648,7 @@ class Plan(CorePlanner):
                 self.attacks.check()
             self.membership.check()
             self.openunlearning_files()
+            self._check_benchmark_extras()
         except PlanError:
             raise
         except ValueError as e:
@@ -674,6 +684,12 @@ class Plan(CorePlanner):
                 f"({self.identity(name)}): it is teacher-forced once{what}"
             )
         out += self.membership.warnings()
+        if self.original is not None and not self.dcue:
+            out.append(
+                f"--original {self.original!r}: no holdout set, so no DCUE; it is sampled and "
+                f"compared with every model (comparison.csv) and in {self.data['benchmark']}'s "
+                "own tables"
+            )
         for name in [self.sampled_set]:  # the questions sampled (a holdout's texts are not)
             repeated = repeated_questions(self.sets[name])
             if repeated:
@@ -752,6 +768,87 @@ class Plan(CorePlanner):
             out[name] = [str(f) for f in files]
         return out
 
+    # ---- a benchmark's own job per model and tables (RWKU's MIA statistics and tables) ----------
+    @cached_property
+    def benchmark_job(self) -> ModelJob | None:
+        """The benchmark's job per model beside sampling
+        (:meth:`probunlearn.benchmarks.Benchmark.evaluate_job`), or None."""
+        bench = self.benchmark
+        return None if bench is None else bench.evaluate_job(self.sampled_set)
+
+    def benchmark_job_path(self, model: str) -> str:
+        """A model's table of the benchmark's job: ``<job>/<model>.parquet`` in ``--out``."""
+        if self.benchmark_job is None:
+            raise PlanError("this evaluation has no benchmark job")
+        return f"{self.benchmark_job.name}/{model}.parquet"
+
+    def benchmark_job_params(self) -> dict:
+        """Rule benchmark_job's settings: the benchmark's choice and sampled set (which name the
+        job), the rows per forward pass (``--batch-size``), dtype, device and threads."""
+        ev = self.ev
+        return {
+            "benchmark": self.data["benchmark"],
+            "evalset": self.sampled_set,
+            "batch_size": int(ev["sampling"]["batch_size"]),
+            "dtype": ev.get("dtype", "float32"),
+            "device": ev.get("device", "auto"),
+            "threads": ev.get("threads"),
+        }
+
+    def benchmark_tables(self) -> dict[str, str]:
+        """The benchmark's own tables of the summary (name -> ``<name>.csv`` in ``--out``;
+        :meth:`probunlearn.benchmarks.Benchmark.evaluate_table_names`), none for most."""
+        bench = self.benchmark
+        names = [] if bench is None else bench.evaluate_table_names(self.sampled_set)
+        return {n: f"{n}.csv" for n in names}
+
+    def benchmark_summary(self) -> dict:
+        """What the summary hands the benchmark's tables ({} without any): the ``--benchmark``
+        choice, the table files, and per model of the summary and the original the files read
+        (``samples``, ``scores``, the job's table ``job`` or None)."""
+        tables = self.benchmark_tables()
+        if not tables:
+            return {}
+        s, st, job = self.sampled_set, self.SETTING, self.benchmark_job
+        names = self.summary_models() + [m for m in [self.original] if m]
+        models = {
+            m: {
+                "samples": self.samples_paths(m, s, st),
+                "scores": self.paths.scores(m, s, st),
+                "job": self.benchmark_job_path(m) if job is not None else None,
+            }
+            for m in dict.fromkeys(names)
+        }
+        return {"benchmark": self.data["benchmark"], "tables": tables, "models": models}
+
+    def benchmark_summary_inputs(self) -> list[str]:
+        """Every file :meth:`benchmark_summary` names of the models."""
+        return [
+            f
+            for m in self.benchmark_summary().get("models", {}).values()
+            for f in [*m["samples"], m["scores"], *([m["job"]] if m["job"] else [])]
+        ]
+
+    def _check_benchmark_extras(self) -> None:
+        """The benchmark's job reads sets this run writes, under a plain name; its tables are plain
+        names that no file of the summary has."""
+        job = self.benchmark_job
+        if job is not None:
+            if not NAME.match(job.name) or job.name in RESERVED:
+                raise PlanError(f"benchmark job {job.name!r}: expected a plain name of its own")
+            missing = [x for x in job.sets if x not in self.sets]
+            if missing:
+                raise PlanError(
+                    f"benchmark job {job.name!r} reads set(s) {missing} that "
+                    f"{self.data['benchmark']} does not bring (it brings {list(self.sets)})"
+                )
+        for name in self.benchmark_tables():
+            if not NAME.match(name) or name in RESERVED:
+                raise PlanError(
+                    f"{self.data['benchmark']}: table {name!r} of its summary: expected a plain "
+                    f"name, none of {sorted(RESERVED)}"
+                )
+
     # ---- one checkpoint, several names ----------------------------------------------------------
     def same_checkpoint(self) -> dict[str, str]:
         """Each model that is the same checkpoint (identity) as an earlier-named one → that one."""
@@ -825,6 +922,9 @@ class Plan(CorePlanner):
             "original": self.identity(self.original) if self.original else None,
             "evaluate": self.greedy_logprobs_params(any_model) if self.logprob_sets else None,
         }
+        if self.benchmark_job is not None:  # only then: the keys of other runs stay as they were
+            job = self.benchmark_job
+            parts["benchmark_job"] = [job.name, list(job.sets), self.benchmark_job_params()]
         text = json.dumps(parts, sort_keys=True, default=str)
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
@@ -838,6 +938,7 @@ class Plan(CorePlanner):
             *self.samples_paths(name, s, st),
             *self.extra_metrics(name),
             *self.breakdown_paths(name),
+            *([self.benchmark_job_path(name)] if self.benchmark_job is not None else []),
         ]
 
     # ---- job inputs ---------------------------------------------------------------------------

@@ -37,6 +37,7 @@ def summarize(
     breakdown_paths: Mapping[str, Sequence[str]] | None = None,
     tables: Mapping[str, str] | None = None,
     openunlearning: Mapping[str, Sequence[str]] | None = None,
+    benchmark: Mapping[str, Any] | None = None,
 ) -> None:
     """Rule summary: the summary tables, the figures, the models' identities, the effective config,
     the per-question view and the HTML report. ``models``: name → ``{role, source, revision, base,
@@ -54,7 +55,10 @@ def summarize(
     ``tables``: the attack table (``attacks``) and the membership table (``membership``) where the
     run made them, shown in the report with their figures (``figures/<name>.png``);
     ``openunlearning``: model -> open-unlearning's result files, shown beside ours
-    (``out["openunlearning"]``: :func:`probunlearn.report.evaluation.summary.side_by_side`)."""
+    (``out["openunlearning"]``: :func:`probunlearn.report.evaluation.summary.side_by_side`);
+    ``benchmark``: where the ``--benchmark`` choice has tables of its own
+    (:meth:`probunlearn.evaluate.plan.Plan.benchmark_summary`: the choice, its tables' files, the
+    files read per model), those tables and their report section (:func:`benchmark_section`)."""
     from probunlearn.report.evaluation import html as report
     from probunlearn.report.evaluation.summary import side_by_side, write_summary
 
@@ -90,6 +94,9 @@ def summarize(
 
         write_csv(side, out["openunlearning"])
     target_width = target_width_of(config)
+    sections = []
+    if benchmark:
+        sections.append(benchmark_section(benchmark, evalset, rows_path, scores, alpha, original))
     report.write_report(
         summary=summary,
         models=table,
@@ -113,10 +120,73 @@ def summarize(
         membership=extra.get("membership"),
         openunlearning=side if side.height else None,
         extra_figures={k: str(Path(out["gen_curves"]).with_name(f"{k}.png")) for k in extra},
+        sections=sections,
     )
     if questions is not None and "questions" in out:
         report.write_questions(questions, out["questions"], evalset=evalset, score=score,
                                alpha=alpha, target_width=target_width)  # fmt: skip
+
+
+def benchmark_section(
+    benchmark: Mapping[str, Any],
+    evalset: str,
+    rows_path: str | None,
+    scores: Mapping[str, pl.DataFrame],
+    alpha: float,
+    original: str | None,
+) -> Any:
+    """A benchmark's own tables (:meth:`probunlearn.benchmarks.Benchmark.evaluate_tables`) from
+    the files ``benchmark`` names (``benchmark``: the ``--benchmark`` choice, ``tables``: name ->
+    CSV path, ``models``: model -> its ``samples``, ``scores`` and the ``job``'s table), each
+    written to its CSV; returns their report section
+    (:class:`probunlearn.report.evaluation.html.Section`). ``scores``: the score tables read
+    already (by model). A table the benchmark names but does not make, or makes unnamed, is an
+    error naming it."""
+    from probunlearn.benchmarks import SummaryInputs, evaluate_benchmark
+    from probunlearn.report.evaluation.html import Section, SectionTable
+    from probunlearn.storage.atomic import write_csv
+
+    choice = benchmark["benchmark"]
+    bench = evaluate_benchmark(choice)
+    if bench is None:
+        raise ValueError(f"--benchmark {choice!r}: no benchmark answers it")
+    if rows_path is None:
+        raise ValueError(f"{bench.name}'s tables need the sampled set's rows (rows_path)")
+    files = benchmark["models"]
+
+    def read(paths: Sequence[str]) -> pl.DataFrame:
+        return pl.concat([pl.read_parquet(p) for p in paths], how="diagonal_relaxed")
+
+    inputs = SummaryInputs(
+        evalset=evalset,
+        rows=pl.read_parquet(rows_path),
+        samples={m: read(f["samples"]) for m, f in files.items()},
+        scores={m: scores[m] if m in scores else pl.read_parquet(f["scores"])
+                for m, f in files.items()},
+        alpha=alpha,
+        original=original if original in files else None,
+        jobs={m: pl.read_parquet(f["job"]) for m, f in files.items() if f.get("job")},
+    )  # fmt: skip
+    section = bench.evaluate_tables(inputs)
+    paths = dict(benchmark["tables"])
+    made = {} if section is None else dict(section.tables)
+    if sorted(made) != sorted(paths):
+        raise ValueError(
+            f"benchmark {bench.name!r} names the tables {sorted(paths)} of its summary but makes "
+            f"{sorted(made)}"
+        )
+    shown, columns = [], {}
+    for name, table in made.items():
+        undocumented = [c for c in table.frame.columns if c not in table.columns]
+        if undocumented:
+            raise ValueError(f"{bench.name}'s table {name}: columns {undocumented} undocumented")
+        write_csv(table.frame, paths[name])
+        if table.view is not None:
+            file = Path(paths[name]).name
+            help = dict(table.columns)
+            shown.append(SectionTable(table.title, table.caption, table.view, file, help))
+            columns = help | columns  # a column's first meaning in the section's glossary
+    return Section(section.title, section.note, shown, columns)
 
 
 def target_width_of(config: Mapping) -> float:

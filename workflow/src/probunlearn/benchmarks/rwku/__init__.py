@@ -2,13 +2,18 @@
 repository and revision, the files, sets, answer length, scorers, the config's ``benchmarks.rwku``
 block), ``targets.yaml`` (the 100 targets: id, folder, name, records per file), :mod:`.loader` (the
 rows), :mod:`.prompts` (RWKU's prompts and generation), :mod:`.metrics` (RWKU's ROUGE-L recall as
-the ``rouge`` package computes it, fact families and their bounds, its MIA means).
+the ``rouge`` package computes it, fact families and their bounds, its MIA means), :mod:`.mia` (a
+model's MIA statistics), :mod:`.tables` (the tables per probe, level, target, fact family and the
+MIA means) and :mod:`.summary` (those tables in an evaluation's summary and report).
 
 ``probunlearn evaluate --benchmark rwku:<id>`` (``rwku:1`` is Stephen King), ``rwku:1,14,55`` (a
 list of ids: :meth:`RWKU.accepts`) or ``rwku:all`` samples every probe of those targets (forget
 levels 1-3 and neighbor levels 1-2 in one set, ``rwku_probes``; the file is each row's group) and
-brings the MIA texts (``rwku_forget_mia``, ``rwku_retain_mia``). :func:`.loader.listing` prints
-the targets.
+brings the MIA texts (``rwku_forget_mia``, ``rwku_retain_mia``), which a job per model scores
+(:meth:`RWKU.run_evaluate_job`: RWKU's MIA statistics, ``rwku_mia/<model>.parquet``); the summary
+adds RWKU's tables (:meth:`RWKU.evaluate_tables`: ``rwku_levels.csv``, ``rwku_probes.csv``,
+``rwku_revealed.csv``, ``rwku_families.csv``, ``rwku_mia.csv``) and their report section.
+:func:`.loader.listing` prints the targets.
 """
 
 from __future__ import annotations
@@ -18,7 +23,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from probunlearn.benchmarks.base import BENCHMARKS, Benchmark, Corpus
+from probunlearn.benchmarks.base import (
+    BENCHMARKS,
+    Benchmark,
+    Corpus,
+    ModelJob,
+    SummaryInputs,
+    SummarySection,
+)
+
+PROBES = "rwku_probes"
+"""The sampled set of every choice."""
+MIA_JOB = ModelJob(name="rwku_mia", sets=("rwku_forget_mia", "rwku_retain_mia"))
+"""The job per model: RWKU's MIA statistics of the forget and retain MIA texts."""
+MIA_BATCH = 8
+"""Texts per forward pass of the MIA job at most: its log-probabilities are (texts x tokens x
+vocabulary) floats, 2 GB per tensor for 8 texts of 512 tokens of Llama-3's vocabulary."""
 
 
 class RWKU(Benchmark):
@@ -240,6 +260,42 @@ class RWKU(Benchmark):
                 f"config {self.experiment}.select: the selection rule reads the survey: set "
                 f"benchmarks.{self.name}.survey"
             )
+
+    # ---- its own numbers in probunlearn evaluate ----------------------------------------------
+    def evaluate_job(self, evalset: str) -> ModelJob | None:
+        """RWKU's MIA statistics per model (:data:`MIA_JOB`), where the probes are sampled."""
+        return MIA_JOB if evalset == PROBES else None
+
+    def run_evaluate_job(
+        self, job: ModelJob, model: Any, tokenizer: Any, sets: Mapping[str, Any], *, batch_size: int
+    ) -> Any:
+        """One model's MIA statistics of the texts of ``job``'s sets, one row per text
+        (:func:`.mia.mia_statistics`, at most :data:`MIA_BATCH` texts per forward pass)."""
+        import polars as pl
+
+        from probunlearn.benchmarks.rwku.mia import mia_statistics
+
+        if job != MIA_JOB:
+            raise ValueError(f"RWKU has no job {job.name!r}; its job is {MIA_JOB.name!r}")
+        missing = [s for s in job.sets if s not in sets]
+        if missing:
+            raise ValueError(f"RWKU's MIA job: no rows of set(s) {missing}; got {sorted(sets)}")
+        rows = pl.concat([sets[s] for s in job.sets], how="diagonal_relaxed")
+        return mia_statistics(model, tokenizer, rows, batch_size=min(batch_size, MIA_BATCH))
+
+    def evaluate_table_names(self, evalset: str) -> list[str]:
+        """RWKU's tables (:data:`.summary.TABLES`), where the probes are sampled."""
+        from probunlearn.benchmarks.rwku.summary import TABLES
+
+        return list(TABLES) if evalset == PROBES else []
+
+    def evaluate_tables(self, inputs: SummaryInputs) -> SummarySection | None:
+        """RWKU's tables and report section (:func:`.summary.summary_section`)."""
+        if inputs.evalset != PROBES:
+            return None
+        from probunlearn.benchmarks.rwku.summary import summary_section
+
+        return summary_section(inputs)
 
 
 BENCHMARKS.register(RWKU())

@@ -1,7 +1,10 @@
 """RWKU's membership-inference statistics of one model (eval_mia.py, lines 10-57): per text the
 log-probabilities of its tokens after the first, tokenised as RWKU tokenises it
-(``tokenizer.encode``: the tokenizer's own special tokens, no EOS), and the mean and variance of
-``log p(z | x<t)`` under the model's next-token distribution; then
+(``tokenizer.encode``: the tokenizer's own special tokens, no EOS; here ``tokenizer(text)["input_ids"]``,
+the same ids, which the project's native tokenizer gives too), and the mean and variance of
+``log p(z | x<t)`` under the model's next-token distribution (the variance as E[(lp - mu)^2],
+which equals eval_mia.py's E[lp^2] - mu^2 but does not lose its digits to cancellation in float32:
+on a flat distribution that difference keeps about three); then
 :func:`probunlearn.benchmarks.rwku.metrics.text_statistics`. Needs torch (imported on use)."""
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def mia_statistics(
     if not texts:
         raise ValueError("no RWKU MIA texts to score")
     limit = max_length or getattr(model.config, "max_position_embeddings", None)
-    enc = [tokenizer.encode(t) for t in texts]
+    enc = [list(tokenizer(t, add_special_tokens=True)["input_ids"]) for t in texts]
     if limit:
         enc = [e[: int(limit)] for e in enc]
     short = [i for i, e in enumerate(enc) if len(e) < 2]
@@ -63,7 +66,8 @@ def mia_statistics(
                 lp = lp_all.gather(-1, target[:, None])[:, 0]
                 probs = lp_all.exp()
                 mu = (probs * lp_all).sum(-1)
-                var = (probs * lp_all.square()).sum(-1) - mu.square()
+                # E[(lp - mu)^2]: RWKU's E[lp^2] - mu^2 without its cancellation in float32
+                var = (probs * (lp_all - mu[:, None]).square()).sum(-1)
                 stats[i] = text_statistics(
                     lp.double().cpu().numpy(),
                     texts[i],

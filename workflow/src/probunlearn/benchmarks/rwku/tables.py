@@ -258,8 +258,9 @@ def mia_table(
     """RWKU's MIA as RWKU reports it: per model, set (forget_mia, retain_mia) and statistic the
     mean over the texts (:func:`.metrics.mia_means`), and with an ``original`` model among
     ``stats`` the paired change of every other model from it (:func:`.metrics.mia_change`: mean
-    of unlearned - original over the same texts, with a t interval at 1 - alpha). No AUC: the
-    original model saw both sets (docs/benchmarks.md)."""
+    of unlearned - original over the same texts, with a t interval at 1 - alpha; that of
+    ``loss_x100``, the paper's FM / RM, is the loss's times -100). No AUC: the original model
+    saw both sets (docs/benchmarks.md)."""
     out = []
     for model, st in stats.items():
         means = mia_means(st).with_columns(pl.lit(model).alias("model"))
@@ -267,7 +268,16 @@ def mia_table(
             ch = mia_change(stats[original], st, alpha).select(
                 "set", "statistic", "change", "lower", "upper"
             )
-            means = means.join(ch, on=["set", "statistic"], how="left")
+            # the paper's FM / RM (-100 x loss) change as the loss's, scaled (its ends swap)
+            x100 = ch.filter(pl.col("statistic") == "loss").select(
+                "set",
+                pl.lit("loss_x100").alias("statistic"),
+                (-100.0 * pl.col("change")).alias("change"),
+                (-100.0 * pl.col("upper")).alias("lower"),
+                (-100.0 * pl.col("lower")).alias("upper"),
+            )
+            ch = pl.concat([ch, x100])
+            means = means.join(ch, on=["set", "statistic"], how="left", maintain_order="left")
         out.append(means)
     frame = pl.concat(out, how="diagonal_relaxed")
     for c in ("change", "lower", "upper"):

@@ -19,6 +19,8 @@ SUMMARY = PLAN.summary_models()
 # the original too is sampled and scored: every evaluated model is compared with it
 ORIGINAL = [PLAN.original] if PLAN.original else []
 OPENUNLEARNING = PLAN.openunlearning_files()
+# a benchmark's own job per model (None for most: probunlearn.benchmarks.ModelJob)
+JOB = PLAN.benchmark_job
 
 
 def extra_tables():

@@ -1,7 +1,8 @@
 """The HTML pages of an evaluation (self-contained files, images inline) and their figures' files.
 
 ``report.html``: the warnings, the summary (bounds beside what was observed), TOFU's and DCUE's
-metrics, the comparison with the original, TOFU's breakdown per set, the figures
+metrics, the comparison with the original, TOFU's breakdown per set, a benchmark's own section
+(:class:`Section`: RWKU's levels, fact families and MIA means), the figures
 (:mod:`probunlearn.report.evaluation.figures`), a glossary of every column, the models and the configuration
 that ran. ``questions.html``: one row per (model, question), sortable by any column. Numbers have
 three significant digits (the CSVs beside the pages hold every digit); columns that nothing filled
@@ -18,6 +19,7 @@ import html
 import os
 import re
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -248,13 +250,15 @@ WEAK_MARK = "&dagger;"
 """The mark of a column whose bound cannot come below ``--target-width`` at the run's n."""
 
 
-def _header(column: str, label: str | None = None, weak: bool = False) -> str:
-    """A header cell: the column's name, breakable after its underscores, the glossary as title;
-    ``weak``: marked (:data:`WEAK_MARK`)."""
+def _header(
+    column: str, label: str | None = None, weak: bool = False, help: Mapping[str, str] = {}
+) -> str:
+    """A header cell: the column's name, breakable after its underscores, its meaning as title
+    (``help``'s, else the glossary's); ``weak``: marked (:data:`WEAK_MARK`)."""
     text = html.escape(label or column).replace("_", "_<wbr>")
     if weak:
         text += f'<sup class="weak">{WEAK_MARK}</sup>'
-    tip = GLOSSARY.get(column) or GLOSSARY.get(_generic(column), "")
+    tip = help.get(column) or GLOSSARY.get(column) or GLOSSARY.get(_generic(column), "")
     cls = ' class="obs"' if column in OBSERVED else ""
     return f'<th{cls} title="{html.escape(tip)}">{text}</th>'
 
@@ -292,11 +296,13 @@ def html_table(
     sortable: bool = False,
     labels: Mapping[str, str] = {},
     weak: Collection[str] = (),
+    help: Mapping[str, str] = {},
 ) -> str:
-    """A table that scrolls inside the page: every column's glossary as its header's title,
-    columns that hold nothing left out; the columns in ``weak`` marked (:func:`weak_note`)."""
+    """A table that scrolls inside the page: every column's meaning (``help``, else the glossary)
+    as its header's title, columns that hold nothing left out; the columns in ``weak`` marked
+    (:func:`weak_note`)."""
     df = df.drop([c for c in df.columns if df[c].is_null().all()]) if df.height else df
-    head = "".join(_header(c, labels.get(c), c in weak) for c in df.columns)
+    head = "".join(_header(c, labels.get(c), c in weak, help) for c in df.columns)
     body = "".join(
         "<tr>"
         + "".join(_cell(c, v, c in weak) for c, v in zip(df.columns, row, strict=True))
@@ -493,12 +499,13 @@ def write_report(
     scores: Mapping[str, pl.DataFrame] | None = None,
     questions: pl.DataFrame | None = None,
     target_width: float | None = None,
+    sections: Sequence[Section] = (),
 ) -> None:
     """One HTML page (see the module docstring): the summary, the models and their identities,
     the figures, the configuration that ran, with an original model the comparison with it, and
-    TOFU's breakdown where computed; the attack table (``attacks``), the membership table
-    (``membership``) and open-unlearning's numbers beside ours (``openunlearning``:
-    :func:`probunlearn.report.evaluation.summary.side_by_side`).
+    TOFU's breakdown where computed; a benchmark's own ``sections`` (:class:`Section`); the attack
+    table (``attacks``), the membership table (``membership``) and open-unlearning's numbers
+    beside ours (``openunlearning``: :func:`probunlearn.report.evaluation.summary.side_by_side`).
 
     With ``curves``, ``per_prompt`` and ``scores`` (model -> each question's bounds, every
     sample's scores) the figures are drawn here (:func:`probunlearn.report.evaluation.figures.report_figures`,
@@ -517,6 +524,7 @@ def write_report(
         _per_model_parts(summary),
         _comparison_parts(comparison, level),
         _breakdown_parts(tofu),
+        *(_section_parts(section) for section in sections),
     ):
         parts += more[0]
         shown += more[1]
@@ -541,8 +549,9 @@ def write_report(
         for title, path in figures.items():
             parts += [f"<h2>{html.escape(title)}</h2>", _img(path, title)]
     parts += _closing_parts(
-        questions_href, comparison, attacks, membership, openunlearning, shown, models, config_text
-    )
+        questions_href, comparison, attacks, membership, openunlearning, shown, models,
+        config_text, [t.file for section in sections for t in section.tables],
+    )  # fmt: skip
     write_text(_page("probunlearn evaluation", parts), out_html)
 
 
@@ -632,6 +641,58 @@ def _breakdown_parts(tofu: Mapping[str, pl.DataFrame] | None) -> Parts:
         html_table(breakdown),
     ]
     return parts, list(breakdown.columns)
+
+
+@dataclass(frozen=True)
+class SectionTable:
+    """A table of a :class:`Section`: its heading, caption, the rows and columns shown, its CSV
+    file beside the page (which holds every column) and what its columns hold (the headers'
+    tooltips; a column may mean something else in the report's other tables)."""
+
+    title: str
+    caption: str
+    frame: pl.DataFrame
+    file: str
+    columns: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A section a benchmark adds to the report (``probunlearn.benchmarks.SummarySection``): its
+    heading, a note on how to read it, its tables, and what each of their columns holds (the
+    section's own glossary: a column may mean something else here than in the report's other
+    tables)."""
+
+    title: str
+    note: str
+    tables: Sequence[SectionTable]
+    columns: Mapping[str, str]
+
+
+def _section_parts(section: Section) -> Parts:
+    """A benchmark's section: its note, each table under its heading and caption, and the
+    meaning of the columns shown (its own glossary, so the report's glossary is not asked)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", section.title.lower()).strip("-")
+    parts = [
+        f'<h2 id="{slug}">{html.escape(section.title)}</h2>',
+        options_nowrap(f"<p class='note'>{html.escape(section.note)}</p>"),
+    ]
+    seen: dict[str, None] = {}
+    for t in section.tables:
+        parts += [
+            f"<h3>{html.escape(t.title)}</h3>",
+            options_nowrap(f"<p class='note'>{html.escape(t.caption)}</p>"),
+        ]
+        if not t.frame.height:
+            parts.append("<p class='note'>No rows.</p>")
+            continue
+        parts.append(html_table(t.frame, help=t.columns))
+        seen |= dict.fromkeys(c for c in t.frame.columns if not t.frame[c].is_null().all())
+    items = "".join(
+        f"<dt>{html.escape(c)}</dt><dd>{html.escape(section.columns.get(c, ''))}</dd>" for c in seen
+    )
+    parts += [f"<details><summary>The columns of these tables</summary><dl>{items}</dl></details>"]
+    return parts, []
 
 
 def _draw_figures(
@@ -780,9 +841,10 @@ def _closing_parts(
     shown: list[str],
     models: pl.DataFrame,
     config_text: str,
+    more_csvs: Sequence[str] = (),
 ) -> list[str]:
-    """The link to the question page, the glossary (with the CSVs beside the page), the models
-    and the configuration that ran."""
+    """The link to the question page, the glossary (with the CSVs beside the page: ``more_csvs``,
+    those of the benchmark's sections), the models and the configuration that ran."""
     parts = []
     if questions_href:
         parts += [
@@ -795,7 +857,7 @@ def _closing_parts(
               "openunlearning.csv": openunlearning}  # fmt: skip
     csvs = ["summary.csv", "gen_curves.csv"]
     csvs += [name for name, t in tables.items() if t is not None and t.height]
-    csvs += ["questions.csv"] if questions_href else []
+    csvs += [*more_csvs, *(["questions.csv"] if questions_href else [])]
     return parts + [
         "<h2>Glossary</h2>",
         glossary(shown, csvs),

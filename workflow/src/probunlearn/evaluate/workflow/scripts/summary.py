@@ -22,6 +22,7 @@ with log_to(sm.log[0]):
         breakdown_paths=p.breakdown,
         tables=dict(p.tables),
         openunlearning={m: list(f) for m, f in p.openunlearning.items()},
+        benchmark=dict(p.benchmark),
         rows_path=sm.input.rows,
         leak_threshold=p.leak_threshold,
         alpha=p.alpha,
@@ -31,6 +32,6 @@ with log_to(sm.log[0]):
         config=p.config,
         resolved=p.resolved,
         warnings=list(p.warnings),
-        out={k: o[k] for k in o.keys() if k != "per_model"},
+        out={k: o[k] for k in o.keys() if k not in ("per_model", "benchmark_tables")},
         out_per_model=dict(zip(listed, o.per_model, strict=True)),
     )
