@@ -5,7 +5,12 @@ answer lengths and stop strings, the config's ``benchmarks.muse`` block and ``mu
 :mod:`.sets` (knowmem and verbmem rows, MUSE's prompts), :mod:`.corpus` (the raw corpora),
 :mod:`.metrics` (MUSE's greedy metrics and table), :mod:`.steps` (the rules' functions),
 :mod:`.design` and ``rules.smk`` (the experiment ``muse``: unlearning on the raw forget corpus
-``news``, MUSE's metrics beside the sampled scores and DCUE, ``tables/muse.csv``)."""
+``news``, MUSE's metrics beside the sampled scores and DCUE, ``tables/muse.csv``).
+
+The experiment ``muse`` runs on the MUSE corpus the run turns on (:meth:`MuseNews.corpus_of`):
+MUSE-News (``benchmarks.muse``) or MUSE-Books (``benchmarks.muse-books``), one per run. MUSE-Books
+has no raw corpus offline, so on it the experiment evaluates the real models only
+(``muse.methods: []``)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from probunlearn.benchmarks.base import BENCHMARKS, Benchmark, Corpus
+
+CORPORA = ("muse", "muse-books")
+"""The MUSE corpora the experiment ``muse`` runs on (benchmark names), one per run."""
 
 
 class MuseNews(Benchmark):
@@ -91,6 +99,15 @@ class MuseNews(Benchmark):
         return template(choice.split(":", 1)[1], source)
 
     # ---- the experiment `muse` ----------------------------------------------------------------
+    def corpus_of(self, bench: Mapping[str, Any] | None) -> Benchmark | None:
+        """The MUSE corpus a ``benchmarks:`` block turns on, whose sets the experiment samples and
+        whose raw corpus it unlearns on: MUSE-News (``muse``) or MUSE-Books (``muse-books``, no raw
+        corpus: evaluation only); None when neither is on."""
+        from probunlearn.benchmarks.base import benchmark
+
+        on = [name for name in CORPORA if bench and bench.get(name)]
+        return benchmark(on[0]) if on else None
+
     def experiment_design(self, design: Any) -> Any:
         from probunlearn.benchmarks.muse_news.design import MuseDesign
 
@@ -102,14 +119,20 @@ class MuseNews(Benchmark):
     def check_config(self, config: Mapping[str, Any]) -> None:
         if self.experiment not in config["experiments"]:
             return
-        bench = config["benchmarks"]
-        if not (bench and bench.get(self.name)) or not config.get(self.experiment):
+        corpus = self.corpus_of(config["benchmarks"])
+        if corpus is None or not config.get(self.experiment):
             raise ValueError(
-                f"config experiments: {self.experiment!r} needs benchmarks.{self.name} (the data) "
-                f"and the section {self.experiment}"
+                f"config experiments: {self.experiment!r} needs a MUSE corpus, benchmarks."
+                f"{' or benchmarks.'.join(CORPORA)} (the data), and the section {self.experiment}"
+            )
+        section = config[self.experiment]
+        if section["methods"] and not corpus.corpora:
+            raise ValueError(
+                f"config {self.experiment}.methods: {corpus.name} offers no raw corpus to unlearn "
+                f"on (evaluation of the released models only): set {self.experiment}.methods: []"
             )
         hub = config["models"]
-        absent = [m for m in ["target", *config[self.experiment]["models"]] if m not in hub]
+        absent = [m for m in ["target", *section["models"]] if m not in hub]
         if absent:
             raise ValueError(
                 f"config {self.experiment}.models: {absent} must be real models named in `models`"

@@ -1,6 +1,7 @@
 """The experiment ``muse`` in the workflow's DAG: the models it unlearns on the raw forget corpus,
 what it samples, the metric files it reads and writes, its table and jobs (read by
-:class:`probunlearn.dag.Design` and by this folder's ``rules.smk``)."""
+:class:`probunlearn.dag.Design` and by this folder's ``rules.smk``), on the MUSE corpus the run
+turns on (MUSE-News, or MUSE-Books: no raw corpus, the real models only)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,19 @@ from probunlearn.dag.naming import unlearned_name
 
 
 class MuseDesign:
-    """The MUSE-News experiment of one run (``design``: its :class:`probunlearn.dag.Design`)."""
+    """The MUSE experiment of one run (``design``: its :class:`probunlearn.dag.Design`; ``bench``:
+    MUSE-News, whose experiment it is). Its sets, DCUE's sets and the corpus it unlearns on are
+    those of the MUSE corpus the run turns on (``corpus``): MUSE-News's, or MUSE-Books's, which has
+    no raw corpus (no split, no unlearned models) and no D_v (no log-probabilities)."""
 
     def __init__(self, bench: Any, design: Any) -> None:
         self.bench = bench
         self.design = design
+        self.corpus = bench.corpus_of(design.bench)
         self.section = design.config[bench.experiment]
-        self.sampled = list(bench.spec["sampled"])
-        self.logprob = list(bench.spec["logprob"])
-        self.split = bench.corpora[0].split
+        self.sampled = list(self.corpus.spec["sampled"])
+        self.logprob = list(self.corpus.spec.get("logprob", []))
+        self.split = self.corpus.corpora[0].split if self.corpus.corpora else None
 
     @property
     def caption(self) -> str:
@@ -36,7 +41,9 @@ class MuseDesign:
         return self.section["setting"]
 
     def unlearned(self) -> dict[str, str]:
-        """Method -> model unlearned on the raw forget corpus."""
+        """Method -> model unlearned on the raw forget corpus (none on a corpus without one)."""
+        if self.split is None:
+            return {}
         return {m: unlearned_name(m, self.split) for m in self.section["methods"]}
 
     def models(self) -> list[str]:

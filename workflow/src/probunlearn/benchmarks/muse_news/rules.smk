@@ -1,6 +1,6 @@
-# MUSE-News (experiment muse): MUSE's greedy metrics and DCUE's log-probabilities per model, and the
-# MUSE table (greedy and sampled scores side by side, DCUE); sampling, scoring, unlearning and DCUE
-# are the workflow's own rules. Included by the Snakefile for the registered benchmark; the
+# MUSE (experiment muse, on MUSE-News or MUSE-Books): MUSE's greedy metrics and DCUE's
+# log-probabilities per model, and the MUSE table (greedy and sampled scores side by side, DCUE);
+# sampling, scoring, unlearning and DCUE are the workflow's own rules. Included by the Snakefile for the registered benchmark; the
 # experiment's DAG is probunlearn.benchmarks.muse_news.design.MuseDesign.
 MUSE = D.experiment_design("muse")
 

@@ -1,5 +1,5 @@
-"""Rules muse_eval and muse_table: MUSE-News's greedy metrics and DCUE's log-probabilities of one
-model, and the MUSE table of a run."""
+"""Rules muse_eval and muse_table: MUSE's greedy metrics (MUSE-News or MUSE-Books) and DCUE's
+log-probabilities of one model, and the MUSE table of a run."""
 
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ def run_muse_eval(
 ) -> None:
     """Rule muse_eval: MUSE's ROUGE-L of the model's greedy answers on each MUSE set (from the
     sample shards), and the per-token log-probabilities of DCUE's D_f and D_v with the encoding of
-    ``tofu`` (config ``tofu_eval``; the rows' question is the whole prompt)."""
+    ``tofu`` (config ``tofu_eval``; the rows' question is the whole prompt). Without DCUE's sets
+    (MUSE-Books: no unlearned models, no D_v) the model itself is not loaded: the greedy answers
+    come from the sample shards."""
     from probunlearn import models  # torch on use: rule muse_table imports this module too
     from probunlearn.steps.greedy import logprobs_sets, tofu_format
 
@@ -59,6 +61,8 @@ def run_muse_eval(
     table = pl.concat(scores)
     write_parquet(table, out_answers)
     write_metrics(metric_rows(table, model_name, method, split), out_metrics)
+    if not logprob_paths:
+        return
     model = models.load_model(model_dir, dtype=dtype, device=device)
     logprobs_sets(
         model,
