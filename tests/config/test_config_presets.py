@@ -35,6 +35,10 @@ PRESET_JOBS = {
     "muse-news": {"fetch_data": 8, "fetch_model": 2, "run_config": 1, "benchmark_sets": 1,
                   "sample_shard": 90, "unlearn": 4, "muse_eval": 6, "score": 18, "dcue": 4,
                   "metrics_table": 1, "muse_table": 1},
+    # evaluation only: the two released models, MUSE's sets and PrivLeak (no unlearning, no DCUE)
+    "muse-books": {"fetch_data": 7, "fetch_model": 2, "run_config": 1, "benchmark_sets": 1,
+                   "sample_shard": 30, "muse_eval": 2, "score": 6, "membership": 2,
+                   "membership_table": 1, "metrics_table": 1, "muse_table": 1},
 }  # fmt: skip
 
 

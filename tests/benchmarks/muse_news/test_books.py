@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from helpers import SHARED_DATA
+from helpers import SHARED_DATA, design_of
 from probunlearn import benchmarks
 from probunlearn.benchmarks.muse_news import corpus as mc
 from probunlearn.benchmarks.muse_news import sets as muse
@@ -98,3 +98,33 @@ def test_privleak_texts_of_both_corpora(folder, data, prefix):
     texts = {s: set(r["answer"]) for s, r in rows.items()}
     assert len(texts["forget"]) == 100 and not texts["forget"] & texts["holdout"]
     assert min(len(t) for t in texts["forget"]) > 100  # excerpts, not titles
+
+
+def test_the_muse_experiment_evaluates_the_books_models_without_unlearning():
+    """Experiment ``muse`` on the corpus the run turns on: the muse-books preset samples MUSE-Books's
+    sets on the released models, unlearns nothing and has no DCUE; MUSE-News keeps its design."""
+    d = design_of(preset="muse-books")
+    muse = d.experiment_design("muse")
+    assert muse.corpus.name == "muse-books" and muse.split is None
+    assert muse.sampled == ["knowmem_forget", "knowmem_retain", "verbmem_forget"]
+    assert muse.logprob == [] and muse.eval_inputs("target")["logprob_sets"] == []
+    assert muse.unlearned() == {} and muse.models() == ["target", "retrain"]
+    assert d.unlearned_models() == [] and d.dcue_models() == []
+    assert muse.expected_jobs() == {"muse_eval": 2, "dcue": 0}
+    assert {(m, e) for m, e, _ in muse.sampled_runs()} == {
+        (m, e) for m in ("target", "retrain") for e in muse.sampled
+    }
+    # PrivLeak: the target against the retrained model on MUSE-Books's privleak excerpts
+    mem = d.experiment_design("membership")
+    assert mem.models() == ["target", "retrain"] and mem.unlearned_models() == {}
+    assert d.evalset_rows("privleak_forget") == d.evalset_rows("privleak_holdout") == 100
+    news = design_of(preset="muse-news").experiment_design("muse")
+    assert news.corpus.name == "muse" and news.split == "news"
+    assert news.logprob == ["knowmem_forget", "holdout"] and len(news.unlearned()) == 4
+    # unlearning needs a raw corpus, and the experiment a MUSE corpus
+    with pytest.raises(ValueError, match="muse-books offers no raw corpus"):
+        design_of({"muse": {"methods": ["ga"]}}, preset="muse-books")
+    with pytest.raises(
+        ValueError, match="needs a MUSE corpus, benchmarks.muse or benchmarks.muse-books"
+    ):
+        design_of({"benchmarks": {"muse-books": None}}, preset="muse-books")
