@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from helpers.workflow import copy_workflow, job_counts, snakemake
-from probunlearn.config import effective_config
+from probunlearn.config import effective_config, overlay_of
 from probunlearn.dag import Design
 
 pytestmark = pytest.mark.slow
@@ -39,20 +39,39 @@ PRESET_JOBS = {
     "muse-books": {"fetch_data": 7, "fetch_model": 2, "run_config": 1, "benchmark_sets": 1,
                    "sample_shard": 30, "muse_eval": 2, "score": 6, "membership": 2,
                    "membership_table": 1, "metrics_table": 1, "muse_table": 1},
+    # Part A's survey (the original on 8 targets' levels 1 and 2) and Part B (GA, NPO, NPO+EO)
+    "rwku-smollm2": {"fetch_data": 24, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
+                     "unlearn": 3, "sample_shard": 18, "score": 5, "rwku_mia": 4,
+                     "metrics_table": 1, "rwku_tables": 1},
+    "rwku-llama3": {"fetch_data": 10, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
+                    "unlearn": 2, "sample_shard": 18, "score": 3, "rwku_mia": 3,
+                    "metrics_table": 1, "rwku_tables": 1},
+    # LoRA instead of full fine-tuning: the same jobs
+    "rwku-llama3-lora": {"fetch_data": 10, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
+                         "unlearn": 2, "sample_shard": 18, "score": 3, "rwku_mia": 3,
+                         "metrics_table": 1, "rwku_tables": 1},
 }  # fmt: skip
+# presets laid over another preset: their files, in --configfile order
+OVERLAYS = {"rwku-llama3-lora": ["rwku-llama3", "rwku-llama3-lora"]}
+
+
+def preset_files(preset: str) -> list[str]:
+    """The config files of a preset, as --configfile takes them."""
+    return [f"workflow/presets/{p}.yaml" for p in OVERLAYS.get(preset, [preset])]
 
 
 @pytest.mark.parametrize("preset", sorted(PRESET_JOBS))
 def test_preset_builds_its_dag_offline(root, default_config, tmp_path, preset):
     work = copy_workflow(root, tmp_path, default_config)
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = snakemake(work, "-n", "--configfile", f"workflow/presets/{preset}.yaml", env=env)
+    files = preset_files(preset)
+    proc = snakemake(work, "-n", "--configfile", *files, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout)
     for rule, n in PRESET_JOBS[preset].items():
         assert counts.get(rule) == n, (rule, counts)
     # the DAG makes what the experiment design (probunlearn.dag) says, rule by rule
-    overlay = yaml.safe_load((root / f"workflow/presets/{preset}.yaml").read_text())
+    overlay = overlay_of([root / f for f in files])
     expected = Design(effective_config(overlay, root, None)).expected_jobs()
     assert {r: counts.get(r) for r in expected} == expected
     # a real model is never trained from scratch, the synthetic world is not built
@@ -91,7 +110,8 @@ def test_presets_are_valid_configs(root, default_config):
     local = yaml.safe_load((root / "workflow/presets/local-data.yaml").read_text())
     for name in PRESET_JOBS:
         cfg = copy.deepcopy(default_config)
-        update_config(cfg, yaml.safe_load((root / f"workflow/presets/{name}.yaml").read_text()))
+        for f in preset_files(name):
+            update_config(cfg, yaml.safe_load((root / f).read_text()))
         validate_config(cfg, root / "workflow/schemas/config.schema.yaml")
         update_config(cfg, local)
         validate_config(cfg, root / "workflow/schemas/config.schema.yaml")

@@ -104,7 +104,7 @@ def test_snakemake_writes_the_effective_config_of_each_preset(root, default_conf
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     for preset in PRESETS:
         files = RUNS[preset]
-        run = load_yaml(files[0])["run"]
+        run = conformance.run_config(files)["run"]  # an overlay may rename it (rwku-llama3-lora)
         extra = ["--config", "seed=7"] if preset == "tofu-phi" else []
         target = f"results/{run}/config.yaml"
         proc = snakemake(work, target, "--configfile", *files, *extra, env=env)
