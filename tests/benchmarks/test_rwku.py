@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from helpers import SHARED_DATA
+from helpers.chat import llama3_like_tokenizer
 from probunlearn import benchmarks
 from probunlearn.benchmarks.rwku import loader, metrics, prompts
 
@@ -192,45 +193,13 @@ def test_bad_files_are_named(tmp_path):
 
 # ---- prompts and generation ------------------------------------------------------------------------
 
-# A Llama-3-format chat template written for this test: BOS, a header per turn, the message trimmed,
-# <|eot_id|>, then the assistant header as the generation prompt.
-LLAMA3_FORMAT = (
-    "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>"
-    "\n\n{{ m['content'] | trim }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}"
-    "<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
-)
-
 
 @pytest.fixture(scope="module")
 def llama3_like():
-    """A byte-level BPE tokenizer like Llama-3's: no unk token, a BOS it adds by itself, the
-    header and <|eot_id|> special tokens, a Llama-3-format chat template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>"]
-    specials += ["<|end_header_id|>", "<|eot_id|>"]
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=specials,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
+    """A byte-level BPE tokenizer like Llama-3's (tests/helpers/chat.py)."""
+    return llama3_like_tokenizer(
+        ["Please briefly answer the following question.\nAnswer: King\n"] * 3
     )
-    tok.train_from_iterator(
-        ["Please briefly answer the following question.\nAnswer: King\n"] * 3, trainer
-    )
-    bos = tok.token_to_id("<|begin_of_text|>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>"
-    )
-    fast.chat_template = LLAMA3_FORMAT
-    return fast
 
 
 def _expected(message: str, after: str) -> str:

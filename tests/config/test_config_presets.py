@@ -41,14 +41,14 @@ PRESET_JOBS = {
                    "membership_table": 1, "metrics_table": 1, "muse_table": 1},
     # Part A's survey (the original on 8 targets' levels 1 and 2) and Part B (GA, NPO, NPO+EO)
     "rwku-smollm2": {"fetch_data": 24, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
-                     "unlearn": 3, "sample_shard": 18, "score": 5, "rwku_mia": 4,
+                     "unlearn": 3, "sample_shard": 18, "score": 5, "benchmark_job": 4,
                      "metrics_table": 1, "rwku_survey": 1, "rwku_tables": 1},
     "rwku-llama3": {"fetch_data": 10, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
-                    "unlearn": 2, "sample_shard": 18, "score": 3, "rwku_mia": 3,
+                    "unlearn": 2, "sample_shard": 18, "score": 3, "benchmark_job": 3,
                     "metrics_table": 1, "rwku_tables": 1},
     # LoRA instead of full fine-tuning: the same jobs
     "rwku-llama3-lora": {"fetch_data": 10, "fetch_model": 1, "run_config": 1, "benchmark_sets": 1,
-                         "unlearn": 2, "sample_shard": 18, "score": 3, "rwku_mia": 3,
+                         "unlearn": 2, "sample_shard": 18, "score": 3, "benchmark_job": 3,
                          "metrics_table": 1, "rwku_tables": 1},
 }  # fmt: skip
 # presets laid over another preset: their files, in --configfile order

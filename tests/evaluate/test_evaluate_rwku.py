@@ -14,19 +14,13 @@ import pytest
 from scipy.stats import beta
 
 from helpers import SHARED_DATA
+from helpers.chat import llama3_like_tokenizer
 from probunlearn.cli import main
 
 RWKU = SHARED_DATA / "rwku"
 pytestmark = pytest.mark.skipif(not RWKU.is_dir(), reason=f"{RWKU} is absent: no RWKU files")
 
 # A Llama-3-format chat template (RWKU builds its prompts with the model's chat template)
-CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>"
-    "\n\n{{ m['content'] | trim }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}"
-    "<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
-)
-SPECIALS = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
-            "<|eot_id|>"]  # fmt: skip
 ARCH = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 2, "num_heads": 2,
         "max_positions": 2048}  # fmt: skip
 FILES = {"forget_level1": 8, "forget_level2": 10, "forget_level3": 29, "neighbor_level1": 30,
@@ -46,30 +40,11 @@ def chat_model(out: Path) -> Path:
     :data:`BOOST` longer (RMSNorm makes every input the same, and their logits larger). So the
     greedy answer is ' King King ...' and samples name Carrie and Maine, which it hides."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
 
     from probunlearn import models as pm
 
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=600,
-        special_tokens=SPECIALS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
     text = "Please briefly answer the following question.\nAnswer: King wrote Carrie in Maine.\n"
-    tok.train_from_iterator([text] * 3, trainer)
-    bos = tok.token_to_id("<|begin_of_text|>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>"
-    )
-    fast.chat_template = CHAT_TEMPLATE
+    fast = llama3_like_tokenizer([text] * 3, vocab_size=600)
     model = pm.tiny_llama(len(fast), ARCH, seed=3, tokenizer=fast)
     d = ARCH["hidden_size"]
     with torch.no_grad():

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from helpers import SHARED_DATA
+from helpers.chat import llama3_like_tokenizer
 from helpers.workflow import copy_workflow, job_counts, snakemake
 
 RWKU = SHARED_DATA / "rwku"
@@ -23,40 +24,16 @@ pytestmark = [
     pytest.mark.skipif(not (RWKU / "Target").is_dir(), reason="no ../shared/data/rwku"),
 ]
 
-LLAMA3_FORMAT = (
-    "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>"
-    "\n\n{{ m['content'] | trim }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}"
-    "<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
-)
-
 
 def _chat_model(path) -> str:
     """A byte-level BPE tokenizer with a Llama-3-format chat template, trained on a few of
     Stephen King's probes, and a 2-layer Llama of hidden size 32 on it."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
-
     from probunlearn import models as pm
 
-    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>"]
-    specials += ["<|end_header_id|>", "<|eot_id|>"]
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
     folder = next((RWKU / "Target").glob("1_*"))
     texts = [o["query"] + " " + o["answer"]
              for o in json.loads((folder / "forget_level2.json").read_text())]  # fmt: skip
-    trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=specials, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
-    tok.train_from_iterator(texts, trainer)
-    bos = tok.token_to_id("<|begin_of_text|>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", bos)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>"
-    )
-    fast.chat_template = LLAMA3_FORMAT
+    fast = llama3_like_tokenizer(texts, vocab_size=500)
     arch = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 2, "num_heads": 2,
             "max_positions": 1024}  # fmt: skip
     pm.save_model(pm.tiny_llama(len(fast), arch, seed=3, tokenizer=fast), fast, path)
@@ -96,7 +73,7 @@ def test_rwku_smollm2_preset_runs_part_a_and_b_on_a_tiny_stand_in(
     print(
         f"rwku-smollm2 reduced run: {jobs.get('total')} jobs, {time.perf_counter() - start:.0f} s"
     )
-    assert jobs["unlearn"] == 2 and jobs["rwku_mia"] == 3
+    assert jobs["unlearn"] == 2 and jobs["benchmark_job"] == 3
     assert jobs["rwku_survey"] == 1 and jobs["rwku_tables"] == 1
     out = work / "results/rwku-smollm2/tables"
     models = ["target", "ga-rwku-f0-r0", "npo_eo-rwku-f1-r0"]

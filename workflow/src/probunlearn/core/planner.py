@@ -13,7 +13,9 @@ supplies only what differs between them, as typed facts:
   length, stop strings, scorers and judge);
 - :meth:`~CorePlanner.model_pattern`: the models each core rule makes jobs for;
 - ``attacks`` and ``membership``: the attacks and the membership inference of the run (None / off
-  where it has none).
+  where it has none);
+- ``RunSettings.job``: a benchmark's own job per model (RWKU's MIA statistics), None where the
+  run has none.
 
 Every rule param is then built here, by one function per kind of job, from those facts
 (:mod:`probunlearn.steps.specs`), so the same model, eval set and settings get the same samples,
@@ -51,6 +53,17 @@ class Setting:
 
 
 @dataclass(frozen=True)
+class BenchmarkJob:
+    """A benchmark's own job per model in a run (RWKU's MIA statistics): the job
+    (:class:`probunlearn.benchmarks.ModelJob`) and the evaluate choice and sampled set that name
+    it (:meth:`probunlearn.benchmarks.Benchmark.evaluate_job`)."""
+
+    job: Any
+    choice: str
+    evalset: str
+
+
+@dataclass(frozen=True)
 class RunSettings:
     """What a run decides for all its jobs."""
 
@@ -76,6 +89,8 @@ class RunSettings:
     keep: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Per kind of job (``sampling``, ``score``, ``dcue``), the optional params its results were
     made with even at their default."""
+    job: BenchmarkJob | None = None
+    """A benchmark's own job per model, where the run has one."""
 
     @property
     def chunk_size(self) -> int:
@@ -161,6 +176,34 @@ class CorePlanner(ABC):
     def run(self) -> RunSettings:
         """:meth:`run_settings`, computed once."""
         return self.run_settings()
+
+    # ---- a benchmark's own job per model ---------------------------------------------------------
+    @property
+    def benchmark_job(self) -> Any:
+        """The benchmark's job per model (a :class:`probunlearn.benchmarks.ModelJob`), or None."""
+        return None if self.run.job is None else self.run.job.job
+
+    def benchmark_job_path(self, model: str) -> str:
+        """A model's table of the benchmark's job: ``<job>/<model>.parquet`` under the run."""
+        if self.benchmark_job is None:
+            raise ValueError("this run has no benchmark job")
+        return f"{self.paths.root}{self.benchmark_job.name}/{model}.parquet"
+
+    def benchmark_job_params(self) -> dict:
+        """Rule benchmark_job's settings: the benchmark's evaluate choice and sampled set (which
+        name the job), the rows per forward pass (the greedy batch size), dtype, device and
+        threads."""
+        run, job = self.run, self.run.job
+        if job is None:
+            raise ValueError("this run has no benchmark job")
+        return {
+            "benchmark": job.choice,
+            "evalset": job.evalset,
+            "batch_size": int(run.greedy_batch_size),
+            "dtype": run.dtype,
+            "device": run.device,
+            "threads": run.threads,
+        }
 
     # ---- models -----------------------------------------------------------------------------------
     @property

@@ -128,6 +128,41 @@ rule dcue:
         "scripts/dcue.py"
 
 
+# A benchmark's own job per model (RWKU: its MIA statistics of its MIA texts;
+# probunlearn.benchmarks.Benchmark.evaluate_job and run_evaluate_job), where the run has one
+# (CORE.benchmark_job: None for most), read by that benchmark's tables.
+JOB = CORE.benchmark_job
+
+
+if JOB is not None:
+
+    rule benchmark_job:
+        input:
+            unpack(lambda wc: CORE.model_inputs(wc.model)),
+            sets=[P.data(s) for s in JOB.sets],
+        output:
+            CORE.benchmark_job_path("{model}"),
+        log:
+            P.log("benchmark_job", "{model}"),
+        benchmark:
+            P.benchmark("benchmark_job", "{model}")
+        wildcard_constraints:
+            model=CORE.model_pattern("benchmark_job"),
+        conda:
+            core_env("torch")
+        threads: CORE.threads
+        resources:
+            gpu=1,
+            mem_mb=gpu_mem_mb,
+            runtime=gpu_runtime,
+        params:
+            load=lambda wc: CORE.load_params(wc.model),
+            sets=list(JOB.sets),
+            run=CORE.benchmark_job_params(),
+        script:
+            "scripts/benchmark_job.py"
+
+
 # (the scripts below are named through CORE_SCRIPTS, as they were when each workflow declared these
 # rules: Snakemake reruns a job whose script directive's text changed)
 from probunlearn.core import SCRIPTS as CORE_SCRIPTS

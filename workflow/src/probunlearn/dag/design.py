@@ -24,7 +24,14 @@ from probunlearn.benchmarks import (
     corpora,
     dataset_files,
 )
-from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
+from probunlearn.core.planner import (
+    BenchmarkJob,
+    CorePlanner,
+    ModelInfo,
+    RunSettings,
+    SetInfo,
+    Setting,
+)
 from probunlearn.dag.attacks import AttackDesign
 from probunlearn.dag.membership import MembershipDesign
 from probunlearn.dag.naming import (
@@ -149,6 +156,11 @@ class Design(CorePlanner):
             for name, chosen in s["settings"].items()
         }
         dc = cfg["dcue"]
+        # the job per model of a benchmark's experiment (RWKU's MIA statistics), or None
+        owners = [e for e in self.extensions.values() if getattr(e, "model_job", lambda: None)()]
+        if len(owners) > 1:
+            raise ValueError("config experiments: two experiments with a job per model each")
+        job = BenchmarkJob(owners[0].model_job(), *owners[0].job_choice()) if owners else None
         return RunSettings(
             threads=cfg["threads"]["eval"],
             dtype=cfg["dtype"],
@@ -174,6 +186,7 @@ class Design(CorePlanner):
                 "score": frozenset({"sequential"}),
                 "dcue": frozenset({"core_model", "core_model_revision", "core_prompts"}),
             },
+            job=job,
         )
 
     @cached_property

@@ -39,8 +39,15 @@ from pathlib import Path
 
 import polars as pl
 
-from probunlearn.benchmarks import Benchmark, ModelJob
-from probunlearn.core.planner import CorePlanner, ModelInfo, RunSettings, SetInfo, Setting
+from probunlearn.benchmarks import Benchmark
+from probunlearn.core.planner import (
+    BenchmarkJob,
+    CorePlanner,
+    ModelInfo,
+    RunSettings,
+    SetInfo,
+    Setting,
+)
 from probunlearn.dag.paths import Paths
 from probunlearn.data.evalsets import UTILITY_SETS
 from probunlearn.data.userdata import (
@@ -319,6 +326,9 @@ class Plan(CorePlanner):
         from probunlearn.metrics.tofu import TOFU_LIMITS, tofu_tags
 
         ev, sp = self.ev, self.ev["sampling"]
+        # a benchmark's own job per model beside sampling (Benchmark.evaluate_job), or None
+        bench = self.benchmark
+        job = None if bench is None else bench.evaluate_job(self.sampled_set)
         return RunSettings(
             threads=ev.get("threads"),
             dtype=ev.get("dtype", "float32"),
@@ -335,6 +345,9 @@ class Plan(CorePlanner):
             greedy_batch_size=sp["batch_size"],
             max_questions=TOFU_LIMITS["ds_size"],
             keep={"sampling": frozenset({"stops"}), "score": frozenset({"judge_model"})},
+            job=None
+            if job is None
+            else BenchmarkJob(job, self.data["benchmark"], self.sampled_set),
         )
 
     def model_pattern(self, rule: str) -> str:
@@ -769,32 +782,6 @@ class Plan(CorePlanner):
         return out
 
     # ---- a benchmark's own job per model and tables (RWKU's MIA statistics and tables) ----------
-    @cached_property
-    def benchmark_job(self) -> ModelJob | None:
-        """The benchmark's job per model beside sampling
-        (:meth:`probunlearn.benchmarks.Benchmark.evaluate_job`), or None."""
-        bench = self.benchmark
-        return None if bench is None else bench.evaluate_job(self.sampled_set)
-
-    def benchmark_job_path(self, model: str) -> str:
-        """A model's table of the benchmark's job: ``<job>/<model>.parquet`` in ``--out``."""
-        if self.benchmark_job is None:
-            raise PlanError("this evaluation has no benchmark job")
-        return f"{self.benchmark_job.name}/{model}.parquet"
-
-    def benchmark_job_params(self) -> dict:
-        """Rule benchmark_job's settings: the benchmark's choice and sampled set (which name the
-        job), the rows per forward pass (``--batch-size``), dtype, device and threads."""
-        ev = self.ev
-        return {
-            "benchmark": self.data["benchmark"],
-            "evalset": self.sampled_set,
-            "batch_size": int(ev["sampling"]["batch_size"]),
-            "dtype": ev.get("dtype", "float32"),
-            "device": ev.get("device", "auto"),
-            "threads": ev.get("threads"),
-        }
-
     def benchmark_tables(self) -> dict[str, str]:
         """The benchmark's own tables of the summary (name -> ``<name>.csv`` in ``--out``;
         :meth:`probunlearn.benchmarks.Benchmark.evaluate_table_names`), none for most."""

@@ -80,17 +80,19 @@ class RwkuDesign:
         """Settings an unlearning job on ``split`` adds: chunks of the forget corpus."""
         return {"chunk_length": self.section["max_len"]} if split == self.split else {}
 
-    def mia_path(self, model: str) -> str:
-        """RWKU's MIA statistics of one model."""
-        return f"{self.design.paths.out}/rwku_mia/{model}.parquet"
+    def model_job(self) -> Any:
+        """RWKU's MIA statistics per model (the core's rule benchmark_job, as in evaluate:
+        :meth:`probunlearn.benchmarks.rwku.RWKU.evaluate_job`), with ``rwku.mia``; else None."""
+        return self.bench.evaluate_job("rwku_probes") if self.mia else None
 
-    def mia_inputs(self, model: str) -> dict[str, str | list[str]]:
-        """Rule rwku_mia: the model and the two MIA sets."""
-        p = self.design.paths
-        return {
-            **self.design.model_inputs(model),
-            "sets": [p.data("rwku_forget_mia"), p.data("rwku_retain_mia")],
-        }
+    def job_choice(self) -> tuple[str, str]:
+        """The evaluate choice (``rwku:<ids>``) and sampled set that name the job."""
+        ids = ",".join(str(i) for i in self.bench.target_ids(self.block))
+        return f"{self.bench.name}:{ids}", "rwku_probes"
+
+    def mia_path(self, model: str) -> str:
+        """RWKU's MIA statistics of one model (rule benchmark_job's output)."""
+        return self.design.benchmark_job_path(model)
 
     def _set_files(self, evalset: str, models: list[str]) -> dict[str, list[str]]:
         d = self.design
@@ -164,5 +166,5 @@ class RwkuDesign:
         if self.survey:
             out["rwku_survey"] = 1
         if self.mia:
-            out["rwku_mia"] = len(self.models())
+            out["benchmark_job"] = len(self.models())
         return out

@@ -1,4 +1,4 @@
-"""Rules rwku_mia and rwku_tables of the experiment ``rwku``: RWKU's MIA statistics of one model,
+"""Rules rwku_survey and rwku_tables of the experiment ``rwku``: the survey and the selection rule,
 and the RWKU tables and figure of a run (:mod:`.tables`, :mod:`.findings`)."""
 
 from __future__ import annotations
@@ -9,33 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from probunlearn.storage.atomic import atomic_write, write_csv, write_parquet
+from probunlearn.storage.atomic import atomic_write, write_csv
 
-__all__ = ["rwku_figure", "run_rwku_mia", "run_rwku_survey", "run_rwku_tables"]
-
-
-def run_rwku_mia(
-    set_paths: Sequence[str],
-    out: str,
-    *,
-    load: Mapping[str, Any],
-    batch_size: int = 8,
-    dtype: str = "float32",
-    device: str | None = "auto",
-    threads: int | None = None,
-) -> None:
-    """Rule rwku_mia: RWKU's statistics of every text of the MIA sets (``set_paths``: rows of
-    rwku_forget_mia and rwku_retain_mia) under the model ``load`` names."""
-    from probunlearn import models
-    from probunlearn.benchmarks.rwku.mia import mia_statistics
-
-    models.set_threads(threads)
-    path = load["model_path"]
-    extra = {k: load[k] for k in ("revision", "base") if load.get(k) is not None}
-    tok = models.load_tokenizer(path, **extra)
-    model = models.load_model(path, dtype=dtype, device=device, **extra)
-    rows = pl.concat([pl.read_parquet(p) for p in set_paths], how="diagonal_relaxed")
-    write_parquet(mia_statistics(model, tok, rows, batch_size=batch_size), out)
+__all__ = ["rwku_figure", "run_rwku_survey", "run_rwku_tables"]
 
 
 def _read(inputs: Mapping[str, Any], evalset: str, model: str) -> tuple[pl.DataFrame, pl.DataFrame]:
