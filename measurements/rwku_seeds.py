@@ -1,15 +1,17 @@
-"""RWKU on SmolLM2-135M over seeds (issue 52, docs/rwku_smollm2.md): Part A once, Part B per seed.
+"""RWKU on SmolLM2-135M (issue 52, docs/rwku_smollm2.md): Part A once, Part B per seed.
 
+    python measurements/rwku_seeds.py --part-a --cores 2 --data ../shared/data
     python measurements/rwku_seeds.py --cores 2 --seeds 0 1 2 --data ../shared/data
 
-Seed 0 is the preset itself (workflow/presets/rwku-smollm2.yaml, run ``rwku-smollm2``: Part A, the
-survey and the selection rule, then Part B). Every other seed s reruns Part B alone as run
-``rwku-smollm2-s{s}`` (``seed: s``: new unlearning batches and new samples; the survey and the
-selection are left out, the target stays the preset's). Each run's wall time is printed (a cold run
-when its results folder is new). Then the seeds' claims, changes and levels are gathered into
-``results/rwku_seeds_claims.csv``, ``results/rwku_seeds_changes.csv`` and
+``--part-a`` runs the preset (workflow/presets/rwku-smollm2.yaml) as run ``rwku-smollm2`` up to
+Part A's tables: the original model on the survey, ``tables/rwku_survey.csv``, its per-probe table
+and ``rwku_selection.csv`` (the rule's choice; the preset's target is then set to it). Part B for
+seed s runs the preset as run ``rwku-smollm2-s{s}`` (``seed: s``: new unlearning batches and new
+samples) without the survey and the selection, which Part A made once. Each run's wall time is
+printed (a cold run when its results folder is new). Then the seeds' claims and changes are
+gathered into ``results/rwku_seeds_claims.csv``, ``results/rwku_seeds_changes.csv`` and
 ``results/rwku_seeds.md``: a claim holds over the seeds only where its verdict is ``yes`` (or
-``certain``) on every seed. Not part of the tests: one seed is a full CPU run of tens of minutes.
+``certain``) on every seed. Not part of the tests: one seed is a CPU run of tens of minutes.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ PRESET = "workflow/presets/rwku-smollm2.yaml"
 RUN = "rwku-smollm2"
 
 
-def overlay(seed: int, data: str) -> dict:
-    """The config laid over the preset for ``seed`` (and the local copy of the data)."""
+def overlay(seed: int | None, data: str) -> dict:
+    """The config laid over the preset: Part A (``seed`` None) or Part B for ``seed``, with the
+    local copy of the data."""
     out: dict = {"benchmarks": {"local": data}}
-    if seed != 0:
-        out["run"] = f"{RUN}-s{seed}"
+    if seed is not None:
+        out["run"] = run_name(seed)
         out["seed"] = seed
         out["benchmarks"]["rwku"] = {"survey": None}
         out["rwku"] = {"select": None}
@@ -39,13 +42,13 @@ def overlay(seed: int, data: str) -> dict:
 
 
 def run_name(seed: int) -> str:
-    """The run (results/<run>/) of a seed."""
-    return RUN if seed == 0 else f"{RUN}-s{seed}"
+    """The run (results/<run>/) of Part B for a seed."""
+    return f"{RUN}-s{seed}"
 
 
-def run_seed(seed: int, cores: int, data: str, folder: Path, targets: list[str]) -> float:
-    """Run the preset for ``seed``; return the wall time in seconds."""
-    path = folder / f"rwku-seed{seed}.yaml"
+def run_seed(seed: int | None, cores: int, data: str, folder: Path, targets: list[str]) -> float:
+    """Run the preset for Part A (``seed`` None) or Part B of ``seed``; return the wall time."""
+    path = folder / f"rwku-{'part-a' if seed is None else f'seed{seed}'}.yaml"
     path.write_text(yaml.safe_dump(overlay(seed, data)))
     cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile",
            PRESET, str(path)]  # fmt: skip
@@ -60,8 +63,7 @@ def gather(seeds: list[int]) -> tuple[pl.DataFrame, pl.DataFrame]:
     claims, changes = [], []
     for s in seeds:
         out = Path("results") / run_name(s) / "tables"
-        c = pl.read_csv(out / "rwku_claims.csv").with_columns(pl.lit(s).alias("seed"))
-        claims.append(c.filter(pl.col("claim") != "sampling-reveals") if s else c)
+        claims.append(pl.read_csv(out / "rwku_claims.csv").with_columns(pl.lit(s).alias("seed")))
         changes.append(pl.read_csv(out / "rwku_changes.csv").with_columns(pl.lit(s).alias("seed")))
     all_claims = pl.concat(claims, how="diagonal_relaxed")
     wide = all_claims.pivot(on="seed", index=["claim", "model"], values="verdict")
@@ -83,17 +85,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--data", default="../shared/data", help="local copy laid out like ../shared/data"
     )
-    p.add_argument("--part-a", action="store_true", help="seed 0's survey and selection only")
+    p.add_argument("--part-a", action="store_true", help="Part A: the survey and the selection")
     a = p.parse_args(argv)
     folder = Path("results/rwku-seeds")
     folder.mkdir(parents=True, exist_ok=True)
+    if a.part_a:
+        t = run_seed(None, a.cores, a.data, folder, [f"results/{RUN}/tables/rwku_selection.csv"])
+        print(f"Part A: {t / 60:.1f} min", flush=True)
+        return 0
     times = {}
     for s in a.seeds:
-        targets = [f"results/{RUN}/tables/rwku_survey.csv"] if a.part_a and s == 0 else []
-        times[s] = run_seed(s, a.cores, a.data, folder, targets)
+        times[s] = run_seed(s, a.cores, a.data, folder, [])
         print(f"seed {s}: {times[s] / 60:.1f} min", flush=True)
-    if a.part_a:
-        return 0
     wide, changes = gather(a.seeds)
     wide.write_csv("results/rwku_seeds_claims.csv")
     changes.write_csv("results/rwku_seeds_changes.csv")
