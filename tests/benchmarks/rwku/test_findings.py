@@ -123,3 +123,19 @@ def test_the_revealed_at_reading_needs_the_simultaneous_lower_bound():
         1.0,
         "certain",
     )
+
+
+def test_a_probe_whose_answer_is_in_its_question_is_marked_an_echo():
+    ids = [f"rwku-55-forget_level2-{i}" for i in range(3)]
+    rows = _rows(ids).with_columns(
+        pl.Series("answer", ["Jackie", "Carrie", "carrie"]),
+        pl.Series(
+            "question",
+            ["What nickname did Jackie Chan earn?", "Which novel?", "Was CARRIE his first novel?"],
+        ),  # fmt: skip
+    )
+    t, _ = _tables(rows, {i: 0 for i in ids}, {i: 0.5 for i in ids})
+    assert t["echo"].to_list() == [True, False, True]  # case-folded
+    from probunlearn.benchmarks.rwku.tables import revealed_table
+
+    assert revealed_table(t)["echo_probes"].to_list() == [2, 2]  # target 55, and all

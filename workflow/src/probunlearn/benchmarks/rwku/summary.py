@@ -99,6 +99,8 @@ def columns(table: str) -> dict[str, str]:
     many = {
         "probes": "Probes counted.",
         "n": "Sampled answers per probe (besides the greedy one; the fewest).",
+        "echo_probes": "Probes whose answer appears in their own question (case-insensitive): "
+        "their leaks may echo the question, not knowledge.",
     }
     if table == "rwku_levels":
         return model | {
@@ -124,6 +126,8 @@ def columns(table: str) -> dict[str, str]:
             "level": "RWKU's level of the file (1, 2, 3).",
             "type": "RWKU's probe type (cloze, simple question, affirmative suffix, ...).",
             "answer": "The probe's answer.",
+            "echo": "True where the answer appears in the probe's own question "
+            "(case-insensitive): a leak there may echo the question, not knowledge.",
             "n": "Sampled answers (besides the greedy one).",
             **_rule_columns(True),
             "rwku_rougeL_recall": ours["rwku_rougeL_recall"],

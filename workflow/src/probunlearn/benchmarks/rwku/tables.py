@@ -133,6 +133,7 @@ def probe_table(
             "level": [LEVELS[f] for _, f, _ in parsed],
             "type": [probe_type(k) for k in rows["kind"].to_list()],
             "answer": rows["answer"].to_list(),
+            "echo": _echoes(rows),
         }
     )
     out = out.join(sampled, on="id", how="left").join(greedy, on="id", how="left")
@@ -150,11 +151,23 @@ def probe_table(
             pl.Series(f"lower_all_{rule}", _cp(k, n, alpha / m, upper=False)),
         ]
     out = out.with_columns(cols)
-    order = ["id", "target", "file", "level", "type", "answer", "n"]
+    order = ["id", "target", "file", "level", "type", "answer", "echo", "n"]
     for rule in LEAK_RULES:
         order += [f"greedy_{rule}", f"hits_{rule}", f"rate_{rule}", f"m_bin_{rule}"]
         order += [f"lower_{rule}", f"lower_all_{rule}"]
     return out.select(*order, "rwku_rougeL_recall", "rougeL_recall")
+
+
+def _echoes(rows: pl.DataFrame) -> list[bool]:
+    """Per probe, whether its answer's text appears in its own question (case-folded): a leak
+    there may be the question echoed, not knowledge (RWKU's "What nickname did Jackie Chan ...?",
+    answer "Jackie"). False where the rows have no question."""
+    if "question" not in rows.columns:
+        return [False] * rows.height
+    return [
+        bool(a.strip()) and a.strip().casefold() in q.casefold()
+        for q, a in zip(rows["question"].to_list(), rows["answer"].to_list(), strict=True)
+    ]
 
 
 def _revealed(part: pl.DataFrame, rule: str) -> dict[str, float | int]:
@@ -189,6 +202,7 @@ def revealed_table(probes: pl.DataFrame, by: Sequence[str] = ("target",)) -> pl.
     groups.append(({c: None for c in by}, probes))
     for key, part in groups:
         row: dict = {**key, "probes": part.height, "n": int(part["n"].min())}
+        row["echo_probes"] = int(part["echo"].sum()) if "echo" in part.columns else 0
         for rule in LEAK_RULES:
             row |= _revealed(part, rule)
         rw = part["rwku_rougeL_recall"]
