@@ -81,8 +81,12 @@ def test_changes_and_claims_hold_with_finite_sample_intervals():
     unl, su = _tables(rows, {i: 0 for i in ids},
                       {i: (0.1 if i in leaky else 0.0) if i in forget else 0.5 for i in ids},
                       n=40)  # fmt: skip
+    # the first forget probe repeats its answer in its question: left out of forget_no_echo
+    orig = orig.with_columns(echo=pl.col("id") == forget[0])
     probes, scores = {"orig": orig, "ga": unl}, {"orig": so, "ga": su}
     ch = findings.changes(probes, scores, "orig", 0.01)
+    quiet = ch.filter(pl.col("group") == "forget_no_echo").row(0, named=True)
+    assert quiet["probes"] == 17 and quiet["change"] == pytest.approx(0.2 / 17 - 0.8)
     row = ch.filter(pl.col("group") == "forget").row(0, named=True)
     assert row["probes"] == 18 and row["change"] == pytest.approx(0.3 / 18 - 0.8)
     assert row["upper"] < 0 and row["p_below"] < 0.01

@@ -78,17 +78,24 @@ def changes(
     original: str,
     alpha: float,
 ) -> pl.DataFrame:
-    """Per unlearned model and probe group (:data:`GROUPS`): the mean sampled leak rate (the
+    """Per unlearned model and probe group (:data:`GROUPS`, and ``forget_no_echo``: the forget
+    probes without an echo, added after Part B's target turned out to owe its leaks largely to
+    them): the mean sampled leak rate (the
     answer in the sample) of the original and of the model, their difference (model - original)
     with its two-sided finite-sample interval at 1 - alpha, the p-value of "lower than the
     original", the greedy leak shares and RWKU's greedy ROUGE-L recall of both."""
     base = probes[original]
+    groups = {
+        g: base.filter(pl.col("file").is_in(list(f)))["id"].to_list() for g, f in GROUPS.items()
+    }
+    if "echo" in base.columns:  # the forget probes whose answer is not in their own question
+        keep = pl.col("file").is_in(list(FORGET_FILES)) & ~pl.col("echo")
+        groups["forget_no_echo"] = base.filter(keep)["id"].to_list()
     rows = []
     for model, table in probes.items():
         if model == original:
             continue
-        for group, files in GROUPS.items():
-            ids = base.filter(pl.col("file").is_in(list(files)))["id"].to_list()
+        for group, ids in groups.items():
             if not ids:
                 continue
             a = _samples(scores[model], ids, "keyword_leak")
