@@ -233,21 +233,9 @@ def snakemake_command(args: argparse.Namespace, configfile: Path) -> list[str]:
     """The snakemake command line that runs the packaged workflow in ``args.out``. Snakemake's own
     lock is off: the call holds the directory's lock (:class:`probunlearn.storage.outdir.Lock`)
     for as long as Snakemake runs, so a killed call leaves no second lock to clear."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(SNAKEFILE),
-        "--directory",
-        str(args.out),
-        "--configfile",
-        str(configfile),
-        "--cores",
-        str(args.cores),
-        "--rerun-incomplete",
-        "--nolock",
-    ]
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE)]
+    cmd += ["--directory", str(args.out), "--configfile", str(configfile)]
+    cmd += ["--cores", str(args.cores), "--rerun-incomplete", "--nolock"]
     if args.profile:
         cmd += ["--profile", args.profile]
     if args.dry_run:
@@ -371,6 +359,12 @@ def os_message(e: OSError, out: Path) -> str:
     return f"--out {out}: {type(e).__name__}: {e}"
 
 
+def error(text: object, status: int = 2) -> int:
+    """Print ``text`` as the call's error; return ``status``."""
+    print(f"probunlearn evaluate: error: {text}", file=sys.stderr)
+    return status
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``probunlearn evaluate``; returns the exit status (130 after Ctrl-C)."""
     try:
@@ -391,19 +385,16 @@ def _run(args: argparse.Namespace) -> int:
     try:
         prep = prepare(args)
     except (ValueError, RuntimeError) as e:
-        print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
-        return 2
+        return error(e)
     except OSError as e:
-        print(f"probunlearn evaluate: error: {os_message(e, args.out)}", file=sys.stderr)
-        return 2
+        return error(os_message(e, args.out))
     lock = outdir.Lock(args.out)
     try:
         lock.acquire()
     except (outdir.OutDirError, OSError) as e:
         lock.abandon()
         text = str(e) if isinstance(e, ValueError) else os_message(e, args.out)
-        print(f"probunlearn evaluate: error: {text}", file=sys.stderr)
-        return 2
+        return error(text)
     if lock.stale is not None:
         print(
             f"note: took over the lock of a stopped call ({outdir.describe(lock.stale)})",
@@ -412,8 +403,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return run_locked(args, prep, lock)
     except OSError as e:
-        print(f"probunlearn evaluate: error: {os_message(e, args.out)}", file=sys.stderr)
-        return 1
+        return error(os_message(e, args.out), 1)
     finally:
         lock.release()
 
@@ -430,8 +420,7 @@ def run_locked(args: argparse.Namespace, prep: Prepared, lock) -> int:
         outdir.check_names(out, plan.bindings(), args.replace)
     except outdir.OutDirError as e:
         lock.abandon()
-        print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
-        return 2
+        return error(e)
     outdir.claim(out)
     for cache in prep.caches:
         cache.save()
@@ -484,8 +473,7 @@ def unlock(out: Path) -> int:
     try:
         lines = outdir.unlock(out)
     except outdir.OutDirError as e:
-        print(f"probunlearn evaluate: error: {e}", file=sys.stderr)
-        return 2
+        return error(e)
     for line in lines:
         print(f"probunlearn evaluate --unlock: {line}", file=sys.stderr)
     return 0

@@ -1,36 +1,24 @@
 """The plan of one ``probunlearn evaluate`` run: its models, data sets and jobs, checked before any job.
 
-The config (``evaluate:`` section, written by the CLI to ``<out>/evaluate.yaml``) holds:
+The config's ``evaluate:`` section (the CLI writes it to ``<out>/evaluate.yaml``) holds:
 
 - ``models``: name → ``{source, revision, base, role}``; role ``evaluated`` (sampled and scored),
-  ``reference`` (a retain-only model: forget quality) or ``original`` (the model before unlearning:
-  DCUE). ``source`` is a local model or PEFT-adapter directory or a hub id; ``base`` the adapter's base.
-- ``data``: ``benchmark`` (a choice of the benchmark registry: ``tofu:forget01|05|10``, ``hp_qa``,
-  ``jbb``, ``muse:knowmem_forget``, ... or a registered benchmark's) with an optional ``data_dir``
-  (a local copy laid out like ../shared/data), or ``file`` (the user's question set) with an optional
-  ``holdout`` file (DCUE's D_v); ``judge`` (``refusal`` or ``harmbench``, for requests) and
-  ``judge_model``.
-- ``sampling``, ``bounds``, ``dtype``, ``device``, ``threads``, ``profile`` (a Snakemake profile: the
-  jobs run elsewhere, so the device is not checked here);
-- ``attacks``: the ``--attack`` specs (:mod:`probunlearn.evaluate.attacks`); ``membership``: the
-  statistics of ``--membership`` (``auto``, ``none`` or names; :mod:`probunlearn.evaluate.membership`);
-  ``openunlearning``: model name → open-unlearning's result file or directory
-  (:mod:`probunlearn.report.evaluation.openunlearning`), shown beside ours.
-- ``report``: ``target_width`` (the small-n warning's aim: the n at which no M_gen need exceed it)
-  and ``scope`` (``all``: the summary lists every model evaluated in ``--out`` so far, ``this``:
-  only this call's); ``previous``: the models of earlier calls whose results this call's summary
-  lists (written by the CLI from ``.probunlearn/evaluated.json``, :func:`results_key` equal).
+  ``reference`` (retain-only: forget quality, PrivLeak) or ``original`` (before unlearning: DCUE);
+  ``source`` a local model or PEFT-adapter directory or a hub id.
+- ``data``: a ``benchmark`` choice (with an optional local ``data_dir``) or the user's ``file``
+  (with an optional ``holdout``: DCUE's D_v); ``judge`` and ``judge_model`` for requests.
+- ``sampling``, ``bounds``, ``dtype``, ``device``, ``threads``, ``profile``; ``attacks``,
+  ``membership`` and ``openunlearning`` (the options of the same names); ``report``
+  (``target_width``, ``scope``) and ``previous`` (earlier calls' models the summary lists).
 
-:class:`Plan` answers what the Snakefile asks: which sets, how many shards, which models get which jobs,
-and every model's identity (:func:`probunlearn.storage.checkpoints.identity`: adapter and base together).
+:class:`Plan` answers what the Snakefile asks: which sets, how many shards, which models get which
+jobs, and every model's identity (:func:`probunlearn.storage.checkpoints.identity`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-import numbers
 import re
 import string
 from collections.abc import Mapping
@@ -59,6 +47,7 @@ from probunlearn.data.userdata import (
 )
 from probunlearn.report.evaluation.summary import DEFAULT_TARGET_WIDTH, small_n_warning
 from probunlearn.scoring.base import primary
+from probunlearn.steps.specs import SAMPLING_OPTIONS, Option
 from probunlearn.storage import checkpoints
 
 ROLES = ("evaluated", "reference", "original")
@@ -102,81 +91,38 @@ class PlanError(ValueError):
     """An evaluation that cannot run as asked; the message names the model, file or option."""
 
 
-def _show(value: object) -> str:
-    """A value as the user typed it: ``0``, ``0.7``, ``-1``."""
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def _integer(value: object, option: str, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise PlanError(f"{option} {_show(value)}: expected an integer >= {minimum}")
-
-
-def _number(value: object, option: str, ok, expected: str) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or not ok(float(value))
-    ):
-        raise PlanError(f"{option} {_show(value)}: expected {expected}")
+#: The config's values checked besides the sampling options, in this order.
+OPTIONS = (
+    Option("base_seed", int, 0, minimum=0, expected="an integer >= 0", flag="--seed"),
+    Option("alpha", float, 0.01, maximum=0.5, above=0, expected="a number in (0, 0.5]",
+           section="bounds"),
+    Option("leak_threshold", float, None, maximum=1, above=0, expected="a number in (0, 1]",
+           section="bounds"),
+    Option("bins", int, 100, minimum=1, expected="an integer >= 1", section="bounds",
+           flag="bounds.bins"),
+    Option("rho", float, 2.0, minimum=0, expected="a number >= 0", section="bounds",
+           flag="bounds.rho"),
+    Option("threads", int, None, minimum=1, expected="an integer >= 1", section=""),
+    Option("dtype", str, "float32", choices=DTYPES, section=""),
+    Option("tofu_format", str, "phi", choices=TOFU_FORMATS, section=""),
+    Option("target_width", float, DEFAULT_TARGET_WIDTH, above=0, below=1,
+           expected="a number in (0, 1)", section="report", flag="--target-width"),
+    Option("scope", str, "all", choices=SCOPES, section="report", flag="--summary"),
+)  # fmt: skip
 
 
 def check_options(ev: Mapping) -> None:
-    """Every number and choice of the config, before any data is read or any model hashed; the
-    message names the command-line option and what it expects (a section the config lacks is
-    not checked here: the CLI writes every one)."""
-    if "sampling" in ev:
-        _check_sampling(ev["sampling"])
-    if "bounds" in ev:
-        _check_bounds(ev["bounds"])
-    _check_running(ev)
-
-
-def _check_sampling(sp: Mapping) -> None:
-    from probunlearn.steps.specs import SAMPLING_OPTIONS
-
-    for o in SAMPLING_OPTIONS:
-        if o.type is not str and (error := o.error(sp.get(o.name, o.default))):
-            raise PlanError(error)
-    _integer(sp.get("base_seed", 0), "--seed", 0)
-    check_template(sp["template"])
-
-
-def _check_bounds(bd: Mapping) -> None:
-    _number(bd["alpha"], "--alpha", lambda v: 0 < v <= 0.5, "a number in (0, 0.5]")
-    if bd.get("leak_threshold") is not None:
-        _number(
-            bd["leak_threshold"], "--leak-threshold", lambda v: 0 < v <= 1, "a number in (0, 1]"
-        )
-    _integer(bd.get("bins", 100), "bounds.bins")
-    _number(bd.get("rho", 2.0), "bounds.rho", lambda v: v >= 0, "a number >= 0")
-
-
-def _check_running(ev: Mapping) -> None:
-    if ev.get("threads") is not None:
-        _integer(ev["threads"], "--threads")
-    if ev.get("dtype", "float32") not in DTYPES:
-        raise PlanError(f"--dtype {ev['dtype']!r}: expected one of {', '.join(DTYPES)}")
-    if ev.get("tofu_format", "phi") not in TOFU_FORMATS:
-        raise PlanError(
-            f"--tofu-format {ev['tofu_format']!r}: expected one of {', '.join(TOFU_FORMATS)}"
-        )
+    """Every number and choice of the config, before any data is read; the message names the
+    option and what it expects (a section the config lacks is not checked)."""
     from probunlearn.models.device import DEVICE
 
+    for o in (*SAMPLING_OPTIONS, *OPTIONS):
+        if (not o.section or o.section in ev) and (error := o.error(o.value(ev))):
+            raise PlanError(error)
+    if "sampling" in ev:
+        check_template(ev["sampling"]["template"])
     if not isinstance(ev.get("device", "auto"), str) or not DEVICE.match(ev.get("device", "auto")):
         raise PlanError(f"--device {ev['device']!r}: expected auto, cpu, cuda or cuda:N (or mps)")
-    rep = ev.get("report") or {}
-    _number(
-        rep.get("target_width", DEFAULT_TARGET_WIDTH),
-        "--target-width",
-        lambda v: 0 < v < 1,
-        "a number in (0, 1)",
-    )
-    if rep.get("scope", "all") not in SCOPES:
-        raise PlanError(f"--summary {rep['scope']!r}: expected one of {', '.join(SCOPES)}")
 
 
 def check_template(template: object) -> None:
@@ -267,9 +213,8 @@ class Plan(CorePlanner):
 
     @property
     def data_name(self) -> str:
-        """The name of the user's question set: its file's stem (``forget10.parquet``: forget10,
-        so that the same model on the same set is seeded as in the paper's workflow), or ``data``
-        where the stem is no plain name or is ``holdout``."""
+        """The user's set's name: its file's stem (seeded as the paper's workflow seeds that set),
+        or ``data`` where the stem is no plain name or is ``holdout``."""
         stem = Path(self.data.get("file") or "data").stem
         return stem if NAME.match(stem) and stem not in ("holdout", ".", "..") else "data"
 
@@ -319,10 +264,8 @@ class Plan(CorePlanner):
         return Paths(".", hub_models=frozenset())
 
     def run_settings(self) -> RunSettings:
-        """The evaluation's settings for the core's jobs: the command line's sampling, bounds,
-        device and threads; TOFU's encoding of ``--tofu-format``; no greedy set of the paper's
-        (the samples hold every greedy answer). Its sampling params always held ``stops``, its
-        score params ``judge_model``: they stay (``keep``)."""
+        """The command line's settings for the core's jobs; no greedy set (the samples hold the
+        greedy answers); ``stops`` and ``judge_model`` kept in the params (they always were)."""
         from probunlearn.metrics.tofu import TOFU_LIMITS, tofu_tags
 
         ev, sp = self.ev, self.ev["sampling"]
@@ -365,9 +308,8 @@ class Plan(CorePlanner):
         return "|".join(re.escape(n) for n in names) or "-"
 
     def model_info(self, name: str) -> ModelInfo:
-        """A user's checkpoint (given by path or hub id, not a file this run makes: its identity in
-        the load params reruns its jobs when it changes) or an attacked model (the directory rule
-        attack makes); the sampled set as its forget set, the reference and original given."""
+        """A user's checkpoint (its identity in the load params reruns its jobs when it changes)
+        or an attacked model (rule attack's directory); the sampled set is its forget set."""
         s, tf = self.sampled_set, self.teacher_forced
         if name in self.attacked_models:
             path = self.paths.run_model(name)
@@ -396,9 +338,8 @@ class Plan(CorePlanner):
         )
 
     def set_info(self, evalset: str) -> SetInfo:
-        """The sampled set or a prompt family of it (scored as the set): its rows, the answer
-        length and stops of the command line or the benchmark, the benchmark's scorers, the harm
-        judge of requests (its classifier a checkpoint path with its identity)."""
+        """The sampled set or a prompt family of it (scored as the set), with the command line's
+        or the benchmark's answer length, stops, scorers and judge."""
         family = self.attacks is not None and evalset in self.attacks.families
         if family:
             rows = self.attacks.family_rows(evalset)
@@ -542,9 +483,8 @@ class Plan(CorePlanner):
     # ---- checks -------------------------------------------------------------------------------
     def check(self, *, device: bool = False) -> None:
         """Raise :class:`PlanError` (or :class:`DataError`) for any input the run cannot use: the
-        options first (:func:`check_options`), then the models, the data and how they go together.
-        ``device``: also check that this machine has the ``--device`` (the CLI does, unless the
-        jobs run elsewhere through a profile; the workflow does not, as its jobs may)."""
+        options, the models, the data and how they go together. ``device``: also check that this
+        machine has ``--device`` (the CLI's check, unless a profile runs the jobs elsewhere)."""
         check_options(self.ev)
         if device and self.ev.get("profile") is None:
             from probunlearn.models.device import DeviceError, check_device
@@ -683,8 +623,7 @@ class Plan(CorePlanner):
 
     def warnings(self) -> list[str]:
         """What the run will do that may not be what was meant: one checkpoint under several
-        names (teacher-forced once; DCUE or forget quality comparing it with itself), and n too
-        small for a bound of ``--target-width`` (:func:`small_n_warning`)."""
+        names, repeated questions, no DCUE, n too small for ``--target-width``."""
         out = []
         for name, first in self.same_checkpoint().items():
             role, first_role = self.models[name]["role"], self.models[first]["role"]
@@ -756,9 +695,8 @@ class Plan(CorePlanner):
         return EvaluateMembership(self, asked)
 
     def openunlearning_files(self) -> dict[str, list[str]]:
-        """Model -> open-unlearning's result files of ``--openunlearning`` (a file, or the
-        ``<NAME>_SUMMARY.json`` / ``_EVAL.json`` of a directory), each read once here: a file of
-        another layout is an error naming it."""
+        """Model -> open-unlearning's result files of ``--openunlearning``, each read once here:
+        a file of another layout is an error naming it."""
         from probunlearn.report.evaluation.openunlearning import (
             find_openunlearning_files,
             read_openunlearning,
@@ -894,10 +832,8 @@ class Plan(CorePlanner):
         }
 
     def results_key(self) -> str:
-        """A digest of everything an evaluated model's results depend on besides the model: the
-        data and its identity, the sampling, scoring, teacher-forcing settings, and the reference
-        and original they were compared with. Equal keys: an earlier call's results of a model are
-        what this call would make of it."""
+        """A digest of everything an evaluated model's results depend on besides the model. Equal
+        keys: an earlier call's results of a model are what this call would make of it."""
         any_model, s = self.names("evaluated")[0], self.sampled_set  # the same for every model
         parts = {
             "data": self.data_identity(),
@@ -966,9 +902,8 @@ class Plan(CorePlanner):
         return out
 
     def breakdown_paths(self, name: str) -> list[str]:
-        """TOFU's metric files of a model for the report's breakdown: its ``tofu`` metrics (truth
-        ratio, KS statistic, forget quality, model utility) and, with TOFU's utility sets, the
-        ROUGE of TOFU's greedy answers per set (rule evaluate's metrics)."""
+        """TOFU's metric files of a model for the report's breakdown: its ``tofu`` metrics and,
+        with TOFU's utility sets, the ROUGE of its greedy answers per set."""
         out = [self.paths.metrics(name, "tofu")] if (self.tofu or self.forget_quality) else []
         if self.tofu:
             out.append(self.paths.metrics(self.teacher_forced(name), "greedy"))

@@ -117,23 +117,33 @@ class SamplingSpec:
 
 
 @dataclass(frozen=True)
-class SamplingOption:
-    """A sampling option of ``probunlearn evaluate``'s command line: a :class:`SamplingSpec` field
-    the user sets (``--top-p`` for ``top_p``), its type, default and help, and the values it takes
-    (``minimum`` and ``maximum`` inclusive, ``above``: strictly above)."""
+class Option:
+    """An option of ``probunlearn evaluate``: its key in the config's ``section`` (``sampling``: a
+    :class:`SamplingSpec` field), type, default, help and the values it takes (``minimum`` and
+    ``maximum`` inclusive, ``above`` and ``below`` strict, or ``choices``); ``flag`` names it in
+    messages (default ``--`` and the key with dashes)."""
 
     name: str
     type: type
     default: Any
-    help: str
+    help: str = ""
     minimum: float | None = None
     maximum: float | None = None
     above: float | None = None
     expected: str = ""
+    below: float | None = None
+    choices: tuple[str, ...] = ()
+    section: str = "sampling"
+    flag: str = ""
 
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+    def __post_init__(self) -> None:
+        if not self.flag:
+            object.__setattr__(self, "flag", "--" + self.name.replace("_", "-"))
+
+    def value(self, config: Mapping) -> Any:
+        """Its value in an ``evaluate`` config (the default where the config lacks it)."""
+        block = (config.get(self.section) or {}) if self.section else config
+        return block.get(self.name, self.default)
 
     def error(self, value: Any) -> str | None:
         """What is wrong with a value of this option (None: it is fine)."""
@@ -142,18 +152,23 @@ class SamplingOption:
 
         if value is None and self.default is None:
             return None
+        if value in self.choices or not self.choices and self.type is str:
+            return None
+        if self.choices:
+            return f"{self.flag} {value!r}: expected one of {', '.join(self.choices)}"
         kind = numbers.Integral if self.type is int else numbers.Real
         ok = not isinstance(value, bool) and isinstance(value, kind) and math.isfinite(value)
         ok = ok and (self.minimum is None or value >= self.minimum)
         ok = ok and (self.maximum is None or value <= self.maximum)
         ok = ok and (self.above is None or value > self.above)
+        ok = ok and (self.below is None or value < self.below)
         shown = f"{value:g}" if isinstance(value, float) else str(value)
         return None if ok else f"{self.flag} {shown}: expected {self.expected}"
 
 
 SAMPLING_OPTIONS = (
-    SamplingOption("n", int, 128, "samples per prompt (128)", 1, expected="an integer >= 1"),
-    SamplingOption(
+    Option("n", int, 128, "samples per prompt (128)", 1, expected="an integer >= 1"),
+    Option(
         "top_p",
         float,
         0.9,
@@ -162,7 +177,7 @@ SAMPLING_OPTIONS = (
         above=0,
         expected="a number in (0, 1]",
     ),  # fmt: skip
-    SamplingOption(
+    Option(
         "temperature",
         float,
         1.0,
@@ -170,7 +185,7 @@ SAMPLING_OPTIONS = (
         0,
         expected="a number >= 0 (0: greedy samples)",
     ),  # fmt: skip
-    SamplingOption(
+    Option(
         "max_new_tokens",
         int,
         None,
@@ -178,7 +193,7 @@ SAMPLING_OPTIONS = (
         1,
         expected="an integer >= 1",
     ),  # fmt: skip
-    SamplingOption(
+    Option(
         "template",
         str,
         "auto",
@@ -186,10 +201,10 @@ SAMPLING_OPTIONS = (
         "model's chat template; 'auto' (default) = chat where the tokenizer has one, "
         "else 'Question: {question}\\nAnswer:'",
     ),  # fmt: skip
-    SamplingOption(
+    Option(
         "chunk_size", int, 16, "prompts per sampling job (16)", 1, expected="an integer >= 1"
     ),  # fmt: skip
-    SamplingOption(
+    Option(
         "batch_size", int, 256, "rows per forward pass (256)", 1, expected="an integer >= 1"
     ),  # fmt: skip
 )
