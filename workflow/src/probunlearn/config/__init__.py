@@ -1,12 +1,9 @@
-"""A run's configuration: its layers (the mini run or the paper's defaults, then the user's files),
-their merge as Snakemake does it, and validation against workflow/schemas/config.schema.yaml.
+"""A run's configuration: its layers, their merge as Snakemake does it, and validation against
+workflow/schemas/config.schema.yaml.
 
-Layers. ``snakemake --cores N`` runs ``config.yaml`` (the mini run). Files given with
-``--configfile`` are laid over it key by key, which is what an overlay for the mini run wants. A
-*preset* for real models says ``base: paper`` instead: it is laid over
-``workflow/defaults/paper.yaml`` (the paper's appendix A settings), so that no value of the mini
-run reaches it. :func:`effective_config` builds the configuration a run uses, the same way in the
-workflow (common.smk) and in ``probunlearn config`` (which prints it without running anything).
+``--configfile`` files are laid key by key over ``config.yaml`` (the mini run), or, for a preset
+that says ``base: paper``, over ``workflow/defaults/paper.yaml`` (the paper's appendix A), so that
+no value of the mini run reaches it.
 """
 
 from __future__ import annotations
@@ -37,8 +34,7 @@ def _where(error: jsonschema.ValidationError) -> str:
 
 
 def _registry_choices(kind: str, where: str | None) -> list[str]:
-    """The names a registry offers, optionally only those whose attribute ``where`` holds
-    (``not needs_refusals``: those whose attribute is false)."""
+    """A registry's names; with ``where``, those whose attribute is true (``not ATTR``: false)."""
     from probunlearn import attacks, methods, scoring
     from probunlearn.metrics.membership.base import STATISTICS
 
@@ -62,14 +58,10 @@ def _benchmark_experiments() -> list[str]:
 
 
 def complete_schema(node: Any) -> Any:
-    """The config schema with the registries' choices filled in where it says so: ``x-registry:
-    KIND`` (with ``x-where: ATTR`` or ``not ATTR``) adds the registry's names as an enum (with
-    ``x-spec: true``, a pattern of spec strings that start with one of them, ``quant:nf4``),
-    ``x-experiments: [names]`` adds the experiments the benchmarks bring, ``x-benchmark-blocks``
-    adds each benchmark's block (``benchmarks:``) and ``x-benchmark-sections`` their own sections,
-    ``x-method-settings`` adds every method's own settings to ``unlearning.hparams``, and
-    ``x-method-overrides: [keys]`` makes ``unlearning.overrides`` one mapping per method with those
-    keys and the method's own settings."""
+    """The config schema with the registries' choices filled in: ``x-registry: KIND`` (filtered by
+    ``x-where``) as an enum, or with ``x-spec`` a pattern of spec strings; ``x-experiments``,
+    ``x-benchmark-blocks``/``-sections``, ``x-method-settings`` and ``x-method-overrides`` add the
+    benchmarks' experiments, blocks and sections and the methods' settings and overrides."""
     if isinstance(node, list):
         return [complete_schema(v) for v in node]
     if not isinstance(node, dict):
@@ -197,11 +189,8 @@ def effective_config(
     root: str | os.PathLike,
     workflow_config: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The configuration a run uses: its base layer with ``overlay`` (the merged ``--configfile``
-    files and ``--config`` values, in Snakemake's order) laid over it.
-
-    Without a ``base`` key the base is config.yaml; ``workflow_config``, when given, is that merge
-    as Snakemake already made it (it is returned as is)."""
+    """A run's configuration: ``overlay`` (the merged ``--configfile`` and ``--config`` values) laid
+    over its base; without a ``base`` key, ``workflow_config`` (Snakemake's own merge) if given."""
     if overlay.get("base") is None and workflow_config is not None:
         return dict(workflow_config)
     cfg: dict[str, Any] = {}
@@ -231,9 +220,8 @@ def leaves(config: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
 def config_sources(
     overlays: Sequence[tuple[str, Mapping[str, Any]]], root: str | os.PathLike
 ) -> dict[str, str]:
-    """Which layer each leaf of the effective configuration comes from: {dotted key: layer name}.
-
-    ``overlays`` are (name, content) of the files laid over the base, in order."""
+    """{dotted key: layer name} of each leaf of the effective configuration; ``overlays``: (name,
+    content) of the files laid over the base, in order."""
     merged: dict[str, Any] = {}
     for _, content in overlays:
         merge_config(merged, content)

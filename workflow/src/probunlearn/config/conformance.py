@@ -1,7 +1,5 @@
-"""The conformance table (workflow/defaults/conformance.yaml): the paper's settings, and a check of
-a run's effective configuration against them.
-
-``python -m probunlearn.config.conformance OUT.md`` renders the table as Markdown (docs/conformance.md).
+"""The conformance table (workflow/defaults/conformance.yaml): the paper's settings, a check of a
+run's configuration against them, and its Markdown (``python -m probunlearn.config.conformance``).
 """
 
 from __future__ import annotations
@@ -103,8 +101,7 @@ def _get(cfg: Mapping[str, Any], dotted: str) -> Any:
 def check_run(
     run: str, cfg: Mapping[str, Any], entries: list[Entry], other: Mapping[str, str]
 ) -> list[str]:
-    """Every disagreement of a run's effective configuration with the table, as messages naming
-    the key, the run's value, the table's value and the paper's source; [] when it conforms."""
+    """Each disagreement of a run's effective configuration with the table, as a message."""
     mine = [e for e in entries if e.applies(run)]
     specific = {e.key for e in mine if not e.wildcard}
     problems = []

@@ -1,20 +1,10 @@
-"""The attacks of one ``probunlearn evaluate`` run (``--attack SPEC``, issue 40): which attacked
-models and prompt families it makes, their jobs' inputs and settings, the checks before any job,
-and the attack table's cases.
+"""The attacks of one ``probunlearn evaluate`` run (``--attack SPEC``): every evaluated model with
+every spec, on the sampled set; their jobs' settings, the checks before any job, the table's cases.
 
-Every evaluated model is attacked with every spec (:func:`probunlearn.attacks.parse_spec`). The
-names, the rules' steps and the table are the paper workflow's (:mod:`probunlearn.dag.attacks`,
-:mod:`probunlearn.steps.attack`, :mod:`probunlearn.report.attacks`): a model attack (quant, relearn)
-makes ``models/{model}--{attack}``, sampled and scored by the evaluation core like any model; a
-prompt attack (paraphrase, prefix, fewshot) makes the family ``data/{set}--{attack}.parquet`` of the
-sampled set, sampled with the plain model and bounded on its worst member. "Before" is the plain
-model's own samples of the sampled set (the same n); a prompt attack's, the plain model's samples of
-the null family of as many members (``data/{set}--null__{m}.parquet``: m copies of each question,
-bounded the same way). A relearning attack's control is the ``--reference`` model (a model that
-never saw the forget set), relearned on the same pairs; without one, the table says there is none.
-The original model (``--original``), where given, is the table's ``target_greedy``. The data an
-attack may read: the sampled set as the forget set (where it has answers), TOFU's retain set and
-the holdout set where the data has them.
+Names, rules and table are the paper workflow's (:mod:`probunlearn.dag.attacks`). A model attack
+makes ``models/{model}--{attack}``; a prompt attack the family ``data/{set}--{attack}.parquet``,
+sampled with the plain model and bounded on its worst member; its "before" is the null family of as
+many members (``data/{set}--null__{m}.parquet``).
 """
 
 from __future__ import annotations
@@ -50,8 +40,7 @@ def parse_specs(texts: list[str]) -> list[Spec]:
 
 
 class EvaluateAttacks(AttackPlan):
-    """The attacks of an evaluation (``plan``: its :class:`probunlearn.evaluate.plan.Plan`): every
-    evaluated model with every ``--attack``, on the sampled set."""
+    """The attacks of an evaluation (``plan``: its :class:`probunlearn.evaluate.plan.Plan`)."""
 
     def __init__(self, plan: Any, specs: list[str]) -> None:
         super().__init__(plan, parse_specs(list(specs)))
@@ -61,9 +50,8 @@ class EvaluateAttacks(AttackPlan):
 
     # ---- what each model is ----------------------------------------------------------------
     def template_of(self, model: str) -> str:
-        """The template a model's prompts are written with: the benchmark's own, ``chat`` for a
-        model whose tokenizer has a chat template under ``auto`` (or with ``chat``), else the
-        default template for ``auto``, else the given one."""
+        """The template of a model's prompts: the benchmark's own, a given text, ``chat`` (given, or
+        under ``auto`` where the tokenizer has one), else the default (``auto`` where unknown)."""
         from probunlearn.models.files import has_chat_template
 
         plan = self.plan
@@ -79,9 +67,7 @@ class EvaluateAttacks(AttackPlan):
         return DEFAULT_TEMPLATE if chat is False else AUTO
 
     def target(self, model: str) -> Target:
-        """What the checks know of a model: its template, whether it is an adapter, the data sets
-        given with it (the sampled set is the forget set where it has answers; the retain and
-        holdout sets where the data has them)."""
+        """What the checks know of a model; the sampled set is its forget set if it has answers."""
         plan = self.plan
         qa = plan.kind == "answer"
         template = self.template_of(model)
@@ -121,8 +107,7 @@ class EvaluateAttacks(AttackPlan):
         return self.plan.reference
 
     def checkpoint_params(self, model: str) -> dict:
-        """Where and how the model loads (a user's checkpoint: its path, revision, base and
-        identity), the template only where it is a text (``auto`` and ``chat`` resolve in the job)."""
+        """How the model loads; a template only as text (``auto``, ``chat`` resolve in the job)."""
         t = self.target(model)
         load = self.plan.load_params(model)
         return {
@@ -134,9 +119,8 @@ class EvaluateAttacks(AttackPlan):
         }
 
     def check(self) -> None:
-        """Every (model, attack) before any job: a ValueError naming both where the model cannot
-        take the attack (:func:`probunlearn.attacks.check_attack`), a relearning attack that
-        leaves no question to attack, a family that reads a set the data lacks."""
+        """Every (model, attack) before any job: a ValueError where the model cannot take the
+        attack, relearning leaves nothing to attack, or a family reads a set the data lacks."""
         plan = self.plan
         for model in self.models:
             target = self.target(model)
@@ -164,8 +148,7 @@ class EvaluateAttacks(AttackPlan):
                     )
 
     def _check_relearn(self, model: str, spec: Spec, where: str) -> None:
-        """A relearning attack that leaves no question to judge (the pairs' subjects excluded,
-        :func:`probunlearn.attacks.relearn.relearn_split`) is an error before any job."""
+        """A relearning attack that leaves no question to judge is an error before any job."""
         from probunlearn.attacks.relearn import relearn_split
 
         plan, st = self.plan, spec.settings
@@ -196,9 +179,8 @@ class EvaluateAttacks(AttackPlan):
 
     # ---- the table ------------------------------------------------------------------------------
     def table_cases(self) -> list[dict]:
-        """The attack table's cases (rule attacks_table; :func:`probunlearn.report.attacks.attack_row`),
-        every evaluated model with every attack, in the order given: "before" is the model's own
-        samples of the sampled set, the reference the original's (``--original``)."""
+        """The attack table's cases, in the order given: a model attack's "before" is the model's
+        own samples of the sampled set; the reference (``target_greedy``) is ``--original``'s."""
         plan = self.plan
         s, st = plan.sampled_set, plan.SETTING
         ref = None if plan.original is None else (plan.original, s, st)

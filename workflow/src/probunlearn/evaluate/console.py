@@ -1,12 +1,7 @@
 """A quiet console for ``probunlearn evaluate``: Snakemake's output goes to a log, the console shows
-the jobs to run, one progress display over them and, where a job fails, its error.
-
-Snakemake prints a block of a dozen lines per job (rule, inputs, outputs, log, jobid, wildcards);
-read line by line, its ``Job stats`` table gives the jobs to run, each block what a job is on (its
-model, eval set and shard), ``Finished jobid: k (Rule: r)`` and ``i of N steps (p%) done`` the
-progress. While a job runs, its log's progress bar (the sampler's ``n/N samples``) tells how far it
-is. On a terminal the progress is one line rewritten in place; elsewhere (a log, a CI job) one line
-per job done, and a line every :data:`QUIET_EVERY` seconds while a long job runs.
+the jobs to run, one progress display over them and, where a job fails, its error. On a terminal the
+progress is one line rewritten in place; elsewhere one line per job done, and one every
+:data:`QUIET_EVERY` seconds while a long job runs.
 """
 
 from __future__ import annotations
@@ -35,7 +30,7 @@ QUIET_EVERY = 30.0
 
 
 def label_of(job: dict) -> str:
-    """What a job is on: ``sample_shard a/questions shard 0``, ``score a/questions``, ``summary``."""
+    """What a job is on: ``sample_shard a/questions shard 0``, ``score a/questions``."""
     wildcards = job["wildcards"]
     parts = [wildcards[k] for k in ("model", "evalset") if k in wildcards]
     label = job["rule"] + (" " + "/".join(parts) if parts else "")
@@ -174,16 +169,14 @@ class Progress:
 
 
 def error_lines(lines: Sequence[str], limit: int = 40) -> list[str]:
-    """The lines of a failed run worth showing: from the first error to the end, at most
-    ``limit`` (the last ones)."""
+    """The lines of a failed run worth showing: from the first error on, the last ``limit``."""
     start = next((i for i, line in enumerate(lines) if ERROR.match(line.strip())), None)
     tail = lines[start:] if start is not None else lines[-limit:]
     return [line.rstrip("\n") for line in tail[-limit:]]
 
 
 def disk_full(lines: Sequence[str], root: Path | None) -> bool:
-    """Whether a failed run ran out of disk space: said in Snakemake's output or in the log of a
-    job that failed."""
+    """Whether a failed run ran out of disk space, per Snakemake's output or a failed job's log."""
     if any(mark in line for line in lines for mark in FULL):
         return True
     logs = [m[1] for line in lines if (m := re.match(r"^\s+log: (\S+)", line))]
@@ -218,11 +211,9 @@ def run_quietly(
     stream: TextIO = None,
     root: str | os.PathLike | None = None,
 ) -> int:
-    """Run Snakemake's command line ``cmd``; its output goes to ``log`` (written under a temporary
-    name, renamed when it ends), the console gets the quiet lines. ``root``: the directory the jobs'
-    logs are relative to (the running jobs' progress). A dry run shows Snakemake's job table; a
-    failed run the error and the log's path (and, where the disk filled up, that a rerun resumes).
-    Ctrl-C stops Snakemake and raises ``KeyboardInterrupt``. Returns Snakemake's exit status."""
+    """Run Snakemake's ``cmd`` with its output in ``log`` (renamed into place when it ends) and
+    the quiet lines on the console; returns its exit status. ``root``: the directory the jobs' logs
+    are relative to. Ctrl-C stops Snakemake and raises ``KeyboardInterrupt``."""
     stream = stream or sys.stderr
     log = Path(log)
     log.parent.mkdir(parents=True, exist_ok=True)

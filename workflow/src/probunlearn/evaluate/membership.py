@@ -1,15 +1,8 @@
-"""Membership inference in ``probunlearn evaluate`` (issue 41): with a holdout set (``--holdout``, or
-a benchmark's own), every model's attack statistics on the sampled set (the forget set, members)
-against the holdout set (non-members), and the table of AUCs with intervals and PrivLeak.
-
-The job and the table are the paper workflow's (:func:`probunlearn.steps.membership.run_membership`,
-:func:`~probunlearn.steps.membership.run_membership_table`); this module says which models and
-statistics, and checks them before any job. ``--membership`` picks the statistics: ``auto`` (the
-default) = every statistic of the registry that needs no reference model (:mod:`probunlearn.metrics.membership`),
-and ``reference`` where a ``--reference`` model is given; a comma-separated list of names; ``none``
-switches it off. The models scored: the evaluated ones, the original and the reference model;
-PrivLeak is against the reference model (the retain-only, retrained model), where given. The tokens
-scored are TOFU's encoding of ``--tofu-format`` (the answer given the question).
+"""Membership inference in ``probunlearn evaluate``: with a holdout set (``--holdout``, or a
+benchmark's own), every model's statistics on the sampled set (members) against the holdout set
+(non-members), and the table of AUCs with intervals and PrivLeak (against the reference model,
+where given). The job and table are :mod:`probunlearn.steps.membership`'s; the tokens scored are
+the answer given the question.
 """
 
 from __future__ import annotations
@@ -24,8 +17,7 @@ K = 0.4
 
 
 def parse_statistics(text: str | None) -> list[str] | str:
-    """``--membership``: ``auto``, ``none`` or the statistics' names (a ValueError naming the
-    option, the unknown name and the known ones)."""
+    """``--membership``: ``auto``, ``none`` or a list of statistics (a ValueError if unknown)."""
     from probunlearn.metrics.membership import statistic_names
 
     if text is None or text.strip() == AUTO:
@@ -46,9 +38,8 @@ def parse_statistics(text: str | None) -> list[str] | str:
 
 
 class EvaluateMembership(MembershipPlan):
-    """The membership inference of an evaluation (``plan``: its Plan): the sampled set against the
-    holdout set, every evaluated model, the original and the reference; TOFU's encoding of
-    ``--tofu-format``; the job's params in the order its results were made with."""
+    """The membership inference of an evaluation (``plan``: its Plan), with TOFU's encoding of
+    ``--tofu-format``; the job's params stay in the order its results were made with."""
 
     sorted_params = False
 
@@ -83,8 +74,7 @@ class EvaluateMembership(MembershipPlan):
         return self.plan.reference
 
     def statistic_names(self) -> list[str]:
-        """``auto``: every statistic that needs no reference model, and those that do where a
-        reference is given; else the names given."""
+        """``auto``: those that need no reference model, and with a reference those that do."""
         from probunlearn.metrics.membership import statistic_names, uses_reference
 
         if self.asked == AUTO:
@@ -101,9 +91,8 @@ class EvaluateMembership(MembershipPlan):
         return list(dict.fromkeys(names))
 
     def check(self) -> None:
-        """Before any job: statistics asked without a holdout set or on data without answers, one
-        that needs a reference model without one, a holdout set that shares a question or id with
-        the sampled set (ValueErrors naming the option, the set or the model)."""
+        """Before any job, a ValueError for statistics asked without a holdout set, answers or the
+        reference model they need, or a holdout set sharing a question or id with the forget set."""
         from probunlearn.metrics.membership import check_membership_sets, uses_reference
 
         plan = self.plan

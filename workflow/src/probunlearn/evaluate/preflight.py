@@ -1,12 +1,9 @@
 """What ``probunlearn evaluate`` checks of the checkpoints and the jobs' size before any job runs.
 
-For every local checkpoint (a model, an adapter and its base): the weight files are whole (their
-headers, :func:`probunlearn.storage.checkpoints.check_weights`), the tokenizer loads, and every
-prompt of the sampled set with ``--max-new-tokens`` fits the model's context. Each passed check is
-remembered in ``<out>/.probunlearn/checks.json`` under a key made of the checkpoint's identity (and
-of the data, template and lengths for the prompts), so a call that changes nothing checks nothing
-again. Then the memory a sampling job needs at ``--n`` is set against what it may have: this
-machine's available memory, or through ``--profile`` the job's memory at its last attempt.
+For every local checkpoint (a model, an adapter and its base): whole weight files, a tokenizer that
+loads, and every prompt of the sampled set plus ``--max-new-tokens`` within the context. A passed
+check is kept in ``<out>/.probunlearn/checks.json`` under a key of the checkpoint's identity (and,
+for prompts, the data, template and lengths), so an unchanged call checks nothing again.
 """
 
 from __future__ import annotations
@@ -58,8 +55,8 @@ class CheckCache:
 
 
 def model_dir(source: str, base: str | None) -> Path | None:
-    """The local directory holding a model's config and tokenizer (an adapter's base where the
-    adapter has none of them), or None for a hub model."""
+    """The local directory of a model's config and tokenizer (an adapter's base where the adapter
+    has none), or None for a hub model."""
     path = Path(source)
     if not path.is_dir():
         return None
@@ -105,8 +102,7 @@ def check_prompts(
 
 
 def check_checkpoints(plan, cache: CheckCache) -> None:
-    """The weights, tokenizer and prompt lengths of every local checkpoint of ``plan`` (raises the
-    plan's ``PlanError``), each skipped where it passed before (``cache``)."""
+    """Check every local checkpoint of ``plan`` (a PlanError), skipping what passed before."""
     from probunlearn.data.rows import prompt_column
     from probunlearn.evaluate.plan import PlanError
 
@@ -202,6 +198,6 @@ def _gb(b: float) -> str:
 
 
 def preflight(plan, cache: CheckCache, profile: str | None = None) -> None:
-    """Every check of this module (see the module docstring)."""
+    """Every check of this module."""
     check_memory(plan, profile)
     check_checkpoints(plan, cache)
