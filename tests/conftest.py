@@ -59,26 +59,30 @@ def one_torch_thread():
 
 
 # The test files that take longest, longest first (the summed `--durations=0` times of each file,
-# 2026-11-27: 190, 164, 121, 90, 69, 27, 24, 20, 15, 13, 12, 11 and 10 s). Under `--dist loadfile`
-# each file runs whole on one worker, and a worker is sent the next file in collection order when it
-# is nearly done with its own (`--no-loadscope-reorder` keeps that order: xdist's default reorders
-# files by how many tests they hold). Started first, the long files share the two workers and the
-# short ones fill in behind them, instead of one long file running alone at the end. A stale list
-# costs minutes, never a result.
+# 2026-11-28: 230, 212, 184, 58, 38, 32, 32, 31, 21, 18, 16, 14, 12, 12, 9, 8 and 8 s). Under
+# `--dist loadfile` each file runs whole on one worker, and a worker is sent the next file in
+# collection order when it is nearly done with its own (`--no-loadscope-reorder` keeps that order:
+# xdist's default reorders files by how many tests they hold). Started first, the long files share
+# the two workers and the short ones fill in behind them, instead of one long file running alone at
+# the end. A stale list costs minutes, never a result.
 LONG_FILES = (
-    "workflows/test_workflow.py",
     "workflows/test_preset_runs.py",
+    "workflows/test_workflow.py",
     "evaluate/test_evaluate.py",
     "workflows/test_slurm.py",
     "workflows/test_muse_preset.py",
-    "config/test_config_presets.py",
-    "bounds/test_sets.py",
     "config/test_conformance.py",
-    "test_registry.py",
+    "config/test_config_presets.py",
+    "workflows/test_rwku_presets.py",
+    "bounds/test_sets.py",
     "models/test_native.py",
-    "sampling/test_sampler.py",
+    "evaluate/test_evaluate_rwku.py",
     "test_architecture.py",
+    "test_registry.py",
+    "sampling/test_sampler.py",
     "measurements/test_gpu_check.py",
+    "unlearning/test_loop.py",
+    "training/test_lm.py",
 )
 
 
