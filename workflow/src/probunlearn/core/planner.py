@@ -1,25 +1,11 @@
 """The planner of the evaluation core: what the core's rules ask, answered once for both workflows.
 
-A workflow's planner (:class:`probunlearn.dag.Design` for the paper's runs,
-:class:`probunlearn.evaluate.plan.Plan` for an evaluation) subclasses :class:`CorePlanner` and
-supplies only what differs between them, as typed facts:
-
-- :meth:`~CorePlanner.run_settings`: the run's settings (:class:`RunSettings`: device, threads,
-  the sampling block and its named settings, the bounds, the teacher-forced sets, TOFU's encoding,
-  and which optional params its results were made with);
-- :meth:`~CorePlanner.model_info`: one model (:class:`ModelInfo`: where it loads from, its template,
-  its recipe, what its TOFU metrics and DCUE compare it with);
-- :meth:`~CorePlanner.set_info`: one eval set or prompt family (:class:`SetInfo`: its rows, answer
-  length, stop strings, scorers and judge);
-- :meth:`~CorePlanner.model_pattern`: the models each core rule makes jobs for;
-- ``attacks`` and ``membership``: the attacks and the membership inference of the run (None / off
-  where it has none);
-- ``RunSettings.job``: a benchmark's own job per model (RWKU's MIA statistics), None where the
-  run has none.
-
-Every rule param is then built here, by one function per kind of job, from those facts
-(:mod:`probunlearn.steps.specs`), so the same model, eval set and settings get the same samples,
-scores and bounds in both workflows.
+A workflow's planner (:class:`probunlearn.dag.Design`, :class:`probunlearn.evaluate.plan.Plan`)
+subclasses :class:`CorePlanner` and supplies only what differs, as typed facts: the run's settings
+(:class:`RunSettings`), one model (:class:`ModelInfo`), one eval set or prompt family
+(:class:`SetInfo`), each core rule's model wildcard, and its ``attacks`` and ``membership`` (None
+where off). Every rule param is built here from those facts (:mod:`probunlearn.steps.specs`), so
+the same model, eval set and settings get the same samples, scores and bounds in both workflows.
 """
 
 from __future__ import annotations
@@ -43,8 +29,7 @@ from probunlearn.steps.specs import (
 
 @dataclass(frozen=True)
 class Setting:
-    """A named sampling setting: n samples at a temperature, with adaptive temperature (its
-    threshold) or a sequential block."""
+    """A named sampling setting: n samples at a temperature, adaptive (threshold) or sequential."""
 
     n: int
     temperature: float
@@ -54,9 +39,8 @@ class Setting:
 
 @dataclass(frozen=True)
 class BenchmarkJob:
-    """A benchmark's own job per model in a run (RWKU's MIA statistics): the job
-    (:class:`probunlearn.benchmarks.ModelJob`) and the evaluate choice and sampled set that name
-    it (:meth:`probunlearn.benchmarks.Benchmark.evaluate_job`)."""
+    """A benchmark's own job per model in a run (RWKU's MIA statistics): the job, and the evaluate
+    choice and sampled set that name it (:meth:`probunlearn.benchmarks.Benchmark.evaluate_job`)."""
 
     job: Any
     choice: str
@@ -72,10 +56,8 @@ class RunSettings:
     device: str
     seed: int
     sampling: Mapping[str, Any]
-    """The config's sampling block: every :class:`~probunlearn.steps.specs.SamplingSpec` field it
-    names that no setting, eval set or model decides (``top_p``, ``chunk_size``, ``batch_size``,
-    ``pack_prompts``, ``random_numbers``, ...), read by name: a new sampling option is a new field
-    of the spec, read from the block without a change here."""
+    """The config's sampling block, read by name for every ``SamplingSpec`` field that no setting,
+    eval set or model decides (a new sampling option needs no change here)."""
     settings: Mapping[str, Setting]
     bounds: Mapping[str, Any]
     greedy_sets: Sequence[str]
@@ -119,7 +101,7 @@ class ModelInfo:
     reference: Mapping[str, str] = field(default_factory=dict)
     """The forget-quality reference's inputs (its log-probabilities, or a published log)."""
     utility: bool = False
-    """Whether TOFU's model utility is computed (its utility sets' log-probabilities, greedy ROUGE)."""
+    """Whether TOFU's model utility is computed (utility sets' log-probabilities, greedy ROUGE)."""
     dcue_forget: str = ""
     original: str = ""
     """DCUE's forget set and the model before unlearning it is compared with."""
@@ -190,9 +172,7 @@ class CorePlanner(ABC):
         return f"{self.paths.root}{self.benchmark_job.name}/{model}.parquet"
 
     def benchmark_job_params(self) -> dict:
-        """Rule benchmark_job's settings: the benchmark's evaluate choice and sampled set (which
-        name the job), the rows per forward pass (the greedy batch size), dtype, device and
-        threads."""
+        """Rule benchmark_job's settings (its batch size, rows per forward pass: the greedy one)."""
         run, job = self.run, self.run.job
         if job is None:
             raise ValueError("this run has no benchmark job")
@@ -229,10 +209,8 @@ class CorePlanner(ABC):
         return [self.paths.samples(model, evalset, setting, k) for k in self.shards(evalset)]
 
     def sampling_spec(self, model: str, evalset: str, setting: str) -> SamplingSpec:
-        """Every value that changes the samples of a (model, eval set, setting): the setting's n,
-        temperature, adaptive threshold and sequential block, the set's answer length and stops,
-        the model's template (a prompt family's own), the run's seed, dtype, device and threads,
-        and every other field from the run's sampling block."""
+        """Every value that changes the samples of a (model, eval set, setting); the fields nothing
+        else decides come from the run's sampling block."""
         run, s, chosen = self.run, self.set_info(evalset), self.run.settings[setting]
         sequential = None
         if chosen.sequential is not None:
@@ -271,8 +249,7 @@ class CorePlanner(ABC):
         return dict(self.set_info(evalset).judge_input)
 
     def score_params(self, model: str, evalset: str, setting: str) -> dict:
-        """Rule score's params: the model's recipe, the judge, the scorers, the bounds and a
-        sequential setting's block."""
+        """Rule score's params: the recipe, judge, scorers, bounds, a sequential setting's block."""
         info, s = self.model_info(model), self.set_info(evalset)
         chosen = self.run.settings.get(setting)
         sequential = None

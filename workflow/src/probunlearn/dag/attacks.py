@@ -1,18 +1,14 @@
-"""The experiment ``attacks`` in the workflow's DAG (issue 40): which models are attacked with which
-attacks (:mod:`probunlearn.attacks`) on which eval sets, the names of attacked models and prompt
-families, what gets sampled, and what the attack table reads.
-
+"""The experiment ``attacks`` in the workflow's DAG: which models are attacked with which attacks
+(:mod:`probunlearn.attacks`) on which eval sets, what gets sampled, and what the attack table reads.
 Names of attacked models and prompt families: :mod:`probunlearn.attacks.naming`.
 
-A model attack (quant, relearn) makes an attacked model (rule ``attack``), sampled and scored by the
-evaluation core's rules like any model; a prompt attack (paraphrase, prefix, fewshot) makes a family
-of prompts per question (rule ``attack_prompts``), sampled with the plain model. A model attack's
-"before" is the plain model's samples of a run the design already has with the attack's sampling
-setting or one of the same temperature with at least its n (its first n samples are read), else the
-attack's setting is sampled for it too; a prompt attack's is the plain model on the null family of
-as many members (``{evalset}--null__{m}``, :mod:`probunlearn.attacks.null`), bounded the same way.
-A controlled attack (relearning) also attacks a control, a model that never saw the forget set
-(:meth:`AttackPlan.control_of`), on the data of the models it controls
+A model attack (quant, relearn) makes an attacked model (rule ``attack``), sampled and scored like
+any model; a prompt attack (paraphrase, prefix, fewshot) makes a family of prompts per question
+(rule ``attack_prompts``), sampled with the plain model. A model attack's "before" is the plain
+model's run with the attack's setting, or one of the same distribution with at least its n (its
+first n samples are read); a prompt attack's is the plain model on the null family of as many
+members (``{evalset}--null__{m}``). A controlled attack (relearning) also attacks a control, a
+model that never saw the forget set, on the data of the models it controls
 (``reference_forget10--relearn__10__lr-0p001``): the table's ``restored`` compares the two.
 """
 
@@ -33,8 +29,7 @@ EXPERIMENT = "attacks"
 
 
 def _revision(spec: Spec) -> dict[str, int]:
-    """``{"attack_revision": n}`` of an attack whose output changed under an unchanged spec (a
-    rerun trigger of its jobs' params), else {}."""
+    """``{"attack_revision": n}`` of an attack whose output changed under the same spec, else {}."""
     n = ATTACKS.get(spec.kind).revision
     return {"attack_revision": n} if n else {}
 
@@ -42,11 +37,9 @@ def _revision(spec: Spec) -> dict[str, int]:
 # ---- the experiment ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Case:
-    """One row of the attack table: the plain ``model`` (its ``label``) attacked with ``spec`` on
-    ``evalset``; ``after`` and ``before`` are (model, eval set, setting) of the sampled runs read
-    (a prompt attack's before: the plain model on the null family of as many members);
-    ``control``: the run of the control model attacked alike (a controlled attack: relearning),
-    None where the run has no control."""
+    """One row of the attack table: ``model`` (its ``label``) attacked with ``spec`` on ``evalset``;
+    ``after``, ``before`` and ``control`` (the control attacked alike, or None) are the (model, eval
+    set, setting) runs read."""
 
     label: str
     model: str
@@ -63,12 +56,9 @@ class Case:
 
 
 class AttackPlan:
-    """The attacks of one run, shared by both workflows: the attacked models and prompt families
-    it makes, their rules' inputs and params, and the files the attack table reads. ``core``: the
-    run's evaluation-core planner (:class:`probunlearn.core.planner.CorePlanner`). A workflow's
-    subclass says what it attacks (:meth:`targets`, :meth:`target`, :meth:`evalsets`), which
-    data an attack reads (:meth:`data_of`), the template no family's name is tagged with, the
-    threads and device of an attack's job, and the table's cases and settings."""
+    """The attacks of one run, shared by both workflows: attacked models, prompt families, their
+    rules' inputs and params, the attack table's files. ``core``: the run's evaluation-core planner;
+    a workflow's subclass sets ``threads`` and ``device`` and implements the methods that raise."""
 
     threads: int | None
     device: str
@@ -99,13 +89,11 @@ class AttackPlan:
         raise NotImplementedError
 
     def control_of(self, model: str) -> str | None:
-        """The control of a controlled attack (relearning) of ``model``: a model of the run that
-        never saw ``model``'s forget set, or None where the run has none."""
+        """A model that never saw ``model``'s forget set (relearning's control), or None."""
         raise NotImplementedError
 
     def checkpoint_params(self, model: str) -> dict:
-        """Rule attack's params beyond the shared ones (a user's checkpoint: where and how it
-        loads); none by default."""
+        """Rule attack's params beyond the shared ones (a user's checkpoint: how it loads)."""
         return {}
 
     def table_cases(self) -> list[dict]:
@@ -129,16 +117,14 @@ class AttackPlan:
 
     @staticmethod
     def null_spec(spec: Spec) -> Spec:
-        """The null attack a prompt attack is compared with: as many copies of the original
-        prompt as the attack's family has members."""
+        """The null attack of a prompt attack: as many copies of the prompt as it has members."""
         members = ATTACKS.get(spec.kind).members(spec.settings)
         return parse_spec(f"null:{len(members)}")
 
     @cached_property
     def controls(self) -> dict[str, tuple[str, Spec, str]]:
-        """Attacked control -> (control model, spec, a model it controls: whose data it reads),
-        for the controlled attacks; one control relearned for models of two forget splits with
-        the same spec is an error (its name cannot tell them apart)."""
+        """Attacked control -> (control model, spec, a model it controls: whose data it reads); one
+        control for two forget splits with one spec is an error: its name cannot tell them apart."""
         out: dict[str, tuple[str, Spec, str]] = {}
         for m in self.targets().values():
             for s in self.specs:
@@ -162,8 +148,7 @@ class AttackPlan:
 
     @cached_property
     def attacked_models(self) -> dict[str, tuple[str, Spec]]:
-        """Attacked model -> (model, spec), for the model attacks: the attacked models, then the
-        attacked controls (:attr:`controls`)."""
+        """Attacked model -> (model, spec) of the model attacks, then of the attacked controls."""
         out = {
             attacked_name(m, s): (m, s)
             for m in self.targets().values()
@@ -191,8 +176,7 @@ class AttackPlan:
 
     @cached_property
     def families(self) -> dict[str, tuple[str, Spec, str]]:
-        """Prompt family -> (eval set, spec, template), for the prompt attacks and the null
-        families they are compared with (:meth:`null_spec`)."""
+        """Prompt family -> (eval set, spec, template) of the prompt attacks and their nulls."""
         out = {}
         for m in self.targets().values():
             for s in self.specs:
@@ -231,24 +215,20 @@ class AttackPlan:
 
     # ---- rules' inputs and params --------------------------------------------------------------
     def data_model(self, name: str) -> str:
-        """The model whose data an attacked model's job reads: its own, or for an attacked
-        control the model it controls (the same pairs)."""
+        """The model whose data an attacked model reads: its own, or the one a control controls."""
         if name in self.controls:
             return self.controls[name][2]
         return self.attacked_models[name][0]
 
     def attack_inputs(self, name: str) -> dict[str, str]:
-        """Rule attack: the model (where the run makes it) and the data sets the attack reads
-        (a control: those of the model it controls)."""
+        """Rule attack: the model (where the run makes it) and the data sets the attack reads."""
         model, spec = self.attacked_models[name]
         p = self.core.paths
         data = {d: p.data(e) for d, e in self._reads(self.data_model(name), spec).items()}
         return self.core.model_inputs(model) | data
 
     def attack_params(self, name: str) -> dict:
-        """Rule attack: the spec, the model's name, template and kind (an adapter), the job's
-        threads and device, a user's checkpoint's load settings, and the attack's revision where
-        it has one (:attr:`probunlearn.attacks.Attack.revision`)."""
+        """Rule attack: the spec, the model, the job's threads and device, the attack's revision."""
         model, spec = self.attacked_models[name]
         t = self.target(model)
         out = {
@@ -271,8 +251,7 @@ class AttackPlan:
         return out
 
     def prompts_params(self, family: str) -> dict:
-        """Rule attack_prompts: the spec and the template of the models it is for (and the
-        attack's revision where it has one)."""
+        """Rule attack_prompts: the spec, the template of the models it is for, the revision."""
         _, spec, template = self.families[family]
         return {"spec": spec.canonical, "template": template} | _revision(spec)
 
@@ -327,8 +306,7 @@ class AttackPlan:
 
 
 class AttackDesign(AttackPlan):
-    """The experiment ``attacks`` of one paper run (``design``: its :class:`probunlearn.dag.Design`):
-    Table 1's models of the config's methods and the models it names, on its eval sets."""
+    """The ``attacks`` of a paper run: Table 1's models and the models named, on its eval sets."""
 
     def __init__(self, design: Any) -> None:
         section = design.config[EXPERIMENT]
@@ -340,17 +318,15 @@ class AttackDesign(AttackPlan):
         self.device = design.config["device"]
 
     def targets(self) -> dict[str, str]:
-        """Label -> model attacked: Table 1's model of each method (its label), then the other
-        models named (their own name)."""
+        """Label -> model attacked: Table 1's model of each method, then the models named."""
         t1, labels = self.design.table1_models(), methods.labels()
         out = {labels[m]: t1[m] for m in self.section["methods"] if m in t1}
         out |= {m: m for m in self.section["models"]}
         return out
 
     def target(self, model: str) -> Target:
-        """What the pre-job checks know of a model: its template, whether it is a LoRA adapter
-        (unlearned with unlearning.lora), the data sets given with it (an unlearned model's forget
-        and retain split, the holdout set where the run has one)."""
+        """What the pre-job checks know of a model: its template, whether it is a LoRA adapter, the
+        data sets given with it (an unlearned model's forget and retain split, the holdout set)."""
         d = self.design
         try:
             split = parse_unlearned(model)["split"]
@@ -380,9 +356,8 @@ class AttackDesign(AttackPlan):
         return {"forget": split, "retain": retain_split(model), "holdout": "holdout"}[data]
 
     def control_of(self, model: str) -> str | None:
-        """The model that never saw an unlearned model's forget set: the reference model of its
-        split (trained on the retain split only) where the run has it, else ``pretrained`` (before
-        fine-tuning on the authors), else None."""
+        """The model that never saw an unlearned model's forget set: its split's reference model
+        (trained on the retain split only), else ``pretrained``, else None."""
         try:
             split = parse_unlearned(model)["split"]
         except ValueError:
@@ -425,9 +400,8 @@ class AttackDesign(AttackPlan):
         )
 
     def plain_run(self, model: str, evalset: str, runs: set) -> tuple[str, str, str]:
-        """The run the plain model's samples are read from: the attack's setting where the design
-        samples it, else a setting of the same distribution with at least its n (the fewest),
-        else the attack's setting."""
+        """The plain model's run to read: the attack's setting where sampled, else the fewest-n
+        setting of the same distribution with at least its n, else the attack's setting."""
         have = sorted(
             (self.design.sampling_setting(s)["n"], s)
             for m, e, s in runs
@@ -443,10 +417,7 @@ class AttackDesign(AttackPlan):
         return self.design.sampling_setting(self.setting)["n"]
 
     def cases(self, runs: set) -> list[Case]:
-        """Every (model, eval set, attack) of the table, in the config's order: a model attack's
-        before is the plain model's run (:meth:`plain_run`), a prompt attack's the plain model on
-        the null family of as many members, sampled with the attack's setting; a controlled
-        attack's control, the control model attacked alike."""
+        """Every (model, eval set, attack) of the table, in the config's order."""
         out = []
         for label, model in self.targets().items():
             for e in self.evalsets():
@@ -463,8 +434,7 @@ class AttackDesign(AttackPlan):
         return out
 
     def reference(self, evalset: str, runs: set) -> tuple[str, str, str] | None:
-        """The target's plain run on an eval set (the knowledge an unlearned model retains is
-        measured against it), or None where the run has no target."""
+        """The target's plain run on an eval set (retention is measured against it), or None."""
         if "target" not in self.design.all_models() and "target" not in self.design.hub_models:
             return None
         return self.plain_run("target", evalset, runs)
@@ -497,8 +467,7 @@ class AttackDesign(AttackPlan):
         return out
 
     def table_settings(self) -> dict:
-        """The table's n (the attack setting's), leak threshold and score (config ``attacks``)
-        and the bounds' alpha, bins and rho."""
+        """The table's n, leak threshold and score (config ``attacks``), the bounds' settings."""
         cfg = self.design.config
         return canon(
             {

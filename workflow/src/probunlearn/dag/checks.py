@@ -1,4 +1,4 @@
-"""Cross-checks of a run's config that its JSON schema cannot express; each names the key at fault."""
+"""Cross-checks of a run's config that its JSON schema cannot express, naming the key at fault."""
 
 from __future__ import annotations
 
@@ -63,9 +63,8 @@ def check_config(config: Mapping) -> None:
 
 
 def check_attacks(config: Mapping) -> None:
-    """The experiment ``attacks``: its specs parse (and name files), its setting, models and eval
-    sets exist, and every model can take every attack (probunlearn.attacks.check_attack), before
-    any job; each error names the key, or the model and the attack."""
+    """The experiment ``attacks`` checked before any job: its specs, setting, models and eval sets,
+    and that every model can take every attack; an error names the key, or the model and attack."""
     from probunlearn.attacks import parse_spec
     from probunlearn.attacks.naming import attack_slug
     from probunlearn.dag.design import Design

@@ -1,8 +1,6 @@
 """The experiment design: from a run's config, which models each experiment needs, what gets sampled
-with which setting, and which files every table, figure and claim reads.
-
-:class:`Design` holds no Snakemake object: the rules call its methods, and the tests check its answers.
-"""
+with which setting, and which files every table, figure and claim reads. :class:`Design` holds no
+Snakemake object: the rules call its methods, and the tests check its answers."""
 
 from __future__ import annotations
 
@@ -72,8 +70,7 @@ OWN_PARTS = {"membership": MembershipDesign}
 
 
 class Design(CorePlanner):
-    """What a run makes, decided from its (effective, validated) config alone; the evaluation
-    core's planner of the paper's workflow (:class:`probunlearn.core.planner.CorePlanner`)."""
+    """What a run makes, decided from its (effective, validated) config alone (a CorePlanner)."""
 
     def __init__(self, config: Mapping, res: str = "resources"):
         self.config = config
@@ -89,9 +86,8 @@ class Design(CorePlanner):
     # ---- the benchmarks' own experiments (MUSE-News's) ------------------------------------------
     @cached_property
     def extensions(self) -> dict[str, Any]:
-        """Experiment -> its part of the DAG, for the run's experiments that a benchmark brings
-        (:meth:`probunlearn.benchmarks.Benchmark.experiment_design`) or that have a module of their
-        own (:data:`OWN_PARTS`: membership, :mod:`probunlearn.dag.membership`)."""
+        """Experiment -> its part of the DAG, for the run's experiments that a benchmark brings or
+        that have a module of their own (:data:`OWN_PARTS`)."""
         out = {}
         for e in sorted(self.experiments):
             bench = by_experiment(e)
@@ -112,8 +108,7 @@ class Design(CorePlanner):
 
     @property
     def membership(self) -> Any:
-        """The experiment ``membership`` (:class:`probunlearn.dag.membership.MembershipDesign`),
-        or None when it is off."""
+        """The experiment ``membership`` (:mod:`probunlearn.dag.membership`), or None when off."""
         return self.extensions.get("membership")
 
     def _plain_set(self, evalset: str) -> str:
@@ -134,10 +129,7 @@ class Design(CorePlanner):
         return "full" in self.data_sets
 
     def run_settings(self) -> RunSettings:
-        """The run's settings for the evaluation core's jobs: the config's device, threads, seed,
-        sampling block and settings, bounds, greedy and TOFU evaluation, DCUE's core spans. The
-        sampling params always held ``adaptive_threshold`` and ``pack_prompts``, the score params
-        ``sequential``, DCUE's its core-span settings: they stay (``keep``)."""
+        """The run's settings for the core's jobs (``keep``: optional params they always held)."""
         cfg, s = self.config, self.config["sampling"]
         asked = cfg["greedy_eval"]["evalsets"]
         greedy = asked + [u for u in UTILITY_SETS if u not in asked]
@@ -195,8 +187,7 @@ class Design(CorePlanner):
         return dataset_files(self.bench) if self.bench else {}
 
     def dataset_local(self, dataset: str) -> str | None:
-        """The local copy to take a benchmark's files from (benchmarks.local/<its directory>), or
-        None: download."""
+        """A benchmark's local copy (benchmarks.local/<its directory>), or None: download it."""
         local = self.bench["local"]
         return os.path.join(local, benchmark(dataset).directory) if local else None
 
@@ -225,7 +216,7 @@ class Design(CorePlanner):
     # ---- models -------------------------------------------------------------------------------
     def base_models(self) -> list[str]:
         """Pretrained, target and one reference per forget split (trained, or real models of
-        `models`); the references only where TOFU's metrics are computed (experiment `tofu`)."""
+        `models`); the references only with experiment `tofu`."""
         if not self.has_authors:
             return []
         refs = (
@@ -236,8 +227,7 @@ class Design(CorePlanner):
         return ["pretrained", "target", *refs]
 
     def random_lambdas(self) -> list[tuple[str, float, float]]:
-        """Seeded draws of lambda_f in [0, 1] per split, lambda_r = 0 (Fig. 5c: the paper draws
-        lambda_f only)."""
+        """Seeded (split, lambda_f in [0, 1], lambda_r = 0) draws (Fig. 5c draws lambda_f only)."""
         spec = self.ul["random_lambdas"]
         rng = random.Random(spec["seed"])
         return [
@@ -341,17 +331,14 @@ class Design(CorePlanner):
         return {m: m for m in self.config["alignment"]["models"]}
 
     def recipe(self, model: str) -> tuple[str, str]:
-        """(method, split) of a model, for the rows of metrics.csv (an attacked model's: its
-        base's)."""
+        """(method, split) of a model for metrics.csv's rows (an attacked model's: its base's)."""
         if is_attacked(model):
             model = parse_attacked(model)[0]
         return model_recipe(model, self.hub_models)
 
     def run_params(self, threads: int) -> dict:
-        """The params every training rule (pretrain, target, reference, unlearn, postfinetune)
-        shares: seed, template and threads; the config's ``device`` when it names one ("auto", the
-        jobs' own default, is left out) and ``mixed_precision`` when on, so that a run on "auto"
-        without mixed precision keeps the params it had."""
+        """The params every training rule shares; ``device`` only when not "auto" (the jobs'
+        default) and ``mixed_precision`` only when on, so a run with neither keeps its params."""
         cfg = self.config
         out = {"seed": cfg["seed"], "template": cfg["template"], "threads": threads}
         if cfg["device"] != "auto":
@@ -361,10 +348,8 @@ class Design(CorePlanner):
         return canon(out)
 
     def unlearn_hparams(self, model: str) -> dict:
-        """The unlearning settings of a model: the shared ones and the method's own (other methods'
-        settings left out, so changing them retrains nothing here), with the method's overrides
-        applied, and the LoRA settings when unlearning.lora is on (absent when off, so the params of
-        a full run do not change)."""
+        """Shared unlearning settings and the method's own, with its overrides (others' left out, so
+        they retrain nothing here); ``lora`` only when on, so a full run's params do not change."""
         recipe = parse_unlearned(model)
         spec = methods.method(recipe["method"])
         others = set(methods.settings_schema()) - set(spec.settings)
@@ -397,8 +382,8 @@ class Design(CorePlanner):
         return None
 
     def template_of(self, model: str) -> str:
-        """Prompt template of a model: its own (config models.<name>.template) or the run's (an
-        attacked model's: its base's)."""
+        """A model's prompt template: its own (models.<name>.template) or the run's (an attacked
+        model's: its base's)."""
         if is_attacked(model):
             model = parse_attacked(model)[0]
         spec = self.hub_models.get(model)
@@ -413,8 +398,7 @@ class Design(CorePlanner):
         return "sweep"
 
     def sampled_runs(self) -> list[tuple[str, str, str]]:
-        """Every (model, eval set, sampling setting) the run samples, sorted: the paper's
-        experiments' and the attacks' (:class:`probunlearn.dag.attacks.AttackDesign`)."""
+        """Every (model, eval set, sampling setting) the run samples, sorted (attacks' included)."""
         runs = self._paper_runs()
         if self.attacks is not None:
             runs |= self.attacks.sampled_runs(runs)
@@ -511,9 +495,8 @@ class Design(CorePlanner):
         return self._models[model]
 
     def set_info(self, evalset: str) -> SetInfo:
-        """An eval set or prompt family of the run: its rows (from the config alone), the answer
-        length and stop strings of its benchmark (else longer answers for the request sets), the
-        scorers its benchmark names, the harm judge of the request sets, a family's template."""
+        """An eval set or prompt family of the run: rows, its benchmark's answer length, stops and
+        scorers (else longer answers for request sets), the request sets' harm judge."""
         if evalset not in self._sets:
             plain, bench = self._plain_set(evalset), self._own_benchmark(evalset)
             own = None if bench is None else bench.max_new_tokens(plain)
@@ -546,8 +529,7 @@ class Design(CorePlanner):
         return split or self.t1["split"]
 
     def tofu_params(self) -> dict:
-        """The tofu_eval settings that change TOFU's losses and answers (not where the reference
-        comes from)."""
+        """The tofu_eval settings that change TOFU's losses and answers."""
         return canon(
             {k: v for k, v in self.config["tofu_eval"].items() if k != "published_retain_logs"}
         )
@@ -561,8 +543,7 @@ class Design(CorePlanner):
         return {"reference": self.paths.logprobs(f"reference_{split}", split)}
 
     def postfinetune_inputs(self, model: str) -> dict[str, str | list[str]]:
-        """The model, its forget and holdout rows, the target's log-probabilities on them, the
-        unrelated fine-tuning data and the forget-quality reference."""
+        """Rule postfinetune's inputs (``unrelated``: the fine-tuning data)."""
         p, split = self.paths, parse_unlearned(model)["split"]
         pft = self.config["dcue"]["postfinetune"]
         return {
@@ -734,9 +715,8 @@ class Design(CorePlanner):
         return {n: self.paths.table(n) for n in names}
 
     def claims_scores(self) -> dict:
-        """The scores the claims' intervals on their comparisons read (issue 42): Table 1's (label
-        -> parquet; also Fig. 3d's question), and Fig. 4's runs ([split, lambda_f, parquet] and
-        [lambda_f, temperature, parquet]), for the run's experiments."""
+        """The scores the claims' intervals read: Table 1's (label -> parquet; also Fig. 3d's) and
+        Fig. 4's runs ([split, lambda_f, parquet], [lambda_f, temperature, parquet])."""
         out: dict = {}
         if "table1" in self.experiments:
             out["table1"] = self.table1_scores()

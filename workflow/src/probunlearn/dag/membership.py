@@ -1,7 +1,6 @@
-"""The experiment ``membership`` in the workflow's DAG: which models are scored on which forget and
-holdout sets with which statistics, each job's inputs and settings, the table and its jobs, and the
-checks of the config's ``membership`` block before any job (read by :class:`probunlearn.dag.Design`
-as a part of its own, the way a benchmark's experiment is, and by workflow/rules/membership.smk)."""
+"""The experiment ``membership`` in the workflow's DAG: the models scored on the forget and holdout
+sets, each job's inputs and settings, the table, and the checks of config ``membership`` (a DAG part
+of :class:`probunlearn.dag.Design`, as a benchmark's experiment is)."""
 
 from __future__ import annotations
 
@@ -20,8 +19,8 @@ ENCODING = ("question_start_tag", "question_end_tag", "answer_tag", "max_length"
 
 
 def _contains_forget(holdout: str, forget: str) -> bool:
-    """Whether the rows of set ``holdout`` include some of set ``forget`` by construction (the forget
-    splits are nested, the last authors of ``full``)."""
+    """Whether set ``holdout`` holds rows of set ``forget`` by construction (the forget splits are
+    nested, the last authors of ``full``)."""
     if holdout == forget:
         return True
     if forget in FORGET_SPLITS:
@@ -30,11 +29,8 @@ def _contains_forget(holdout: str, forget: str) -> bool:
 
 
 class MembershipPlan:
-    """The membership inference of one run, shared by both workflows: each model's job (its
-    inputs, params and file), the table's parts and params. ``core``: the run's evaluation-core
-    planner. A workflow's subclass sets the sets, the reference (retrained) model, k, alpha, the
-    scored tokens' encoding and the job's batch size, dtype, device and threads, and says which
-    models and statistics."""
+    """The membership inference of one run, shared by both workflows (``core``: the run's
+    evaluation-core planner); a subclass sets the attributes below, the models and statistics."""
 
     forget: str
     holdout: str
@@ -93,8 +89,8 @@ class MembershipPlan:
         return "|".join(re.escape(m) for m in self.models()) or "-"
 
     def inputs(self, model: str) -> dict[str, str]:
-        """Rule membership: the model (where the run makes it), the two sets, and the reference
-        model's statistics where a statistic compares with it."""
+        """Rule membership: the model (where the run makes it), the two sets, and the reference's
+        statistics where a statistic compares with it."""
         p = self.core.paths
         out = {
             **self.core.model_inputs(model),
@@ -158,7 +154,7 @@ class MembershipDesign(MembershipPlan):
         return n_forget if n_holdout > n_forget else None
 
     def unlearned_models(self) -> dict[str, str]:
-        """Method -> the unlearned model scored: Table 1's, else a benchmark experiment's (MUSE's)."""
+        """Method -> unlearned model scored: Table 1's, else a benchmark experiment's (MUSE's)."""
         d = self.design
         pool = dict(d.table1_models())
         for name, ext in d.extensions.items():
@@ -209,11 +205,8 @@ class MembershipDesign(MembershipPlan):
 
     # ---- checks before any job ------------------------------------------------------------------
     def check(self) -> None:
-        """The block against the run: its sets exist and the holdout set holds no forget or other
-        fine-tuned rows by construction, its models are the run's, a statistic that needs the
-        reference model has one (ValueError naming the key, the set or the model); a holdout set
-        smaller than the forget set is a warning. The rows themselves are checked in each job
-        (:func:`probunlearn.metrics.membership.check_membership_sets`)."""
+        """The block against the run (ValueError naming the key, set or model); a holdout set
+        smaller than the forget set is a warning. Each job checks the rows themselves."""
         from probunlearn.metrics.membership import uses_reference
 
         d, key = self.design, f"config {EXPERIMENT}"

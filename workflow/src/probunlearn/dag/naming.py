@@ -1,10 +1,7 @@
-"""Model names: an unlearned model's name encodes its recipe, ``{method}-{split}-f{lambda_f}-r{lambda_r}``.
-
-For example ``npo_eo-forget10-f1-r0``; the split may be ``saga`` or a benchmark's raw-text corpus
-(MUSE-News's ``news``). Hyper-parameters shared by every
-unlearned model (lr, epochs, ...) are params of the rule, so a change retrains them all; a changed
-lambda is a new name and trains only that model.
-"""
+"""Model names: an unlearned model is named ``{method}-{split}-f{lambda_f}-r{lambda_r}`` (e.g.
+``npo_eo-forget10-f1-r0``); the split may be ``saga`` or a benchmark corpus (MUSE-News's ``news``).
+Hyper-parameters shared by every unlearned model are the rule's params, so a change retrains them
+all; a changed lambda is a new name and trains only that model."""
 
 from __future__ import annotations
 
@@ -17,8 +14,7 @@ from probunlearn.data.evalsets import FORGET_SPLITS, RETAIN_OF
 
 
 def unlearned_pattern() -> str:
-    """Regular expression of an unlearned model's name (the rules' wildcard constraint): a forget
-    split, the saga, or a benchmark's raw-text corpus (MUSE-News's ``news``)."""
+    """Regular expression of an unlearned model's name (the rules' wildcard constraint)."""
     splits = "|".join([*FORGET_SPLITS, "saga", *corpora()])
     return rf"[a-z_]+-({splits})-f[0-9.e+-]+-r[0-9.e+-]+"
 

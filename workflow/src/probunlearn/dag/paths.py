@@ -1,6 +1,5 @@
-"""Every artifact's path, defined once: a rule passes wildcards (``"{model}"``) to get its pattern, the
-design and the tests pass names to get a file. Layout under ``results/{run}/`` and ``resources/``.
-"""
+"""Every artifact's path, defined once: a rule passes wildcards (``"{model}"``) to get its pattern,
+the design and the tests pass names to get a file."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ class Paths:
 
     @property
     def root(self) -> str:
-        """``out`` with its trailing slash; empty for the working directory (``""`` or ``"."``: the
-        layout of ``probunlearn evaluate``'s output directory)."""
+        """``out`` with its trailing slash; empty for the working directory (``""`` or ``"."``)."""
         return "" if self.out in ("", ".") else f"{self.out}/"
 
     # ---- inputs: data sets and models ---------------------------------------------------------
@@ -122,10 +120,8 @@ class Paths:
 
     @staticmethod
     def stem(path: str) -> str:
-        """A file's path without its extension: a figure or table is written as stem + each extension.
-
-        Rules derive stems from their outputs (Snakemake's advice, so a remote or non-shared file
-        system that rewrites output paths rewrites the stems too)."""
+        """A file's path without its extension (a figure or table is stem + each extension); rules
+        derive stems from outputs, so a file system rewriting output paths rewrites them too."""
         return os.path.splitext(path)[0]
 
     @classmethod

@@ -1,8 +1,5 @@
-"""Resources of the GPU rules (pretrain, target, reference, unlearn, postfinetune, sample_shard, evaluate).
-
-They declare gpu=1 and a memory and runtime that grow with each retry (``--retries``; the slurm profile
-sets 3). On SLURM gpu=1 is ``--gpus=1``; workflow/profiles/slurm sizes these rules up for the real presets.
-"""
+"""Resources of the GPU rules: gpu=1 (``--gpus=1`` on SLURM), and memory and runtime that grow with
+each retry (``--retries``); workflow/profiles/slurm sizes these rules up for the real presets."""
 
 from __future__ import annotations
 
