@@ -494,6 +494,21 @@ def test_jobs_import_only_what_they_use(root):
         assert out.stdout.strip() == want, modules_
 
 
+def test_evaluate_checks_and_plans_without_torch():
+    """``probunlearn evaluate`` checks its inputs and plans (its Snakefile's planner) without torch:
+    importing it cost every call, a dry run too, about 1 s of CPU (2.5 s of wall on 2 cores)."""
+    import subprocess
+    import sys
+
+    modules = [f"{PKG}.cli.evaluate", f"{PKG}.evaluate.preflight", f"{PKG}.evaluate.plan",
+               f"{PKG}.models.files"]  # fmt: skip
+    check = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)\n"
+    check += "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", check, *modules], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+
+
 # ---- the registries: a benchmark is one folder ------------------------------------------------
 SHARED_NAMES = {"tofu"}
 """Benchmark names the workflow also uses for something of its own: ``tofu`` is TOFU's metric family

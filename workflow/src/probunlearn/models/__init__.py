@@ -7,11 +7,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from probunlearn.storage.atomic import atomic_dir
 
 if TYPE_CHECKING:
+    import torch
     from transformers import LlamaForCausalLM, PreTrainedModel, PreTrainedTokenizerFast
 
 # transformers is imported only where it is used: a job that loads a plain local Llama, Mistral or Phi
@@ -26,11 +25,15 @@ SPECIAL_TOKENS = {
     "unk_token": "<unk>",
 }
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# torch is imported where it is used: what only reads a model directory (probunlearn.models.files,
+# evaluate's checks) does not load it
+DTYPES = ("float32", "bfloat16", "float16")
 
 
 def resolve_device(device: str | None = None) -> torch.device:
     """``"auto"``/None → cuda when available, else cpu; otherwise the named device."""
+    import torch
+
     if device in (None, "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -38,13 +41,15 @@ def resolve_device(device: str | None = None) -> torch.device:
 
 def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
     """Map a config string (float32, bfloat16, float16) to a torch dtype."""
+    import torch
+
     if dtype is None:
         return torch.float32
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
-    return DTYPES[dtype]
+    return getattr(torch, dtype)
 
 
 def train_tokenizer(
@@ -101,6 +106,8 @@ def tiny_llama(
         bos_token_id=getattr(tokenizer, "bos_token_id", None),
         eos_token_id=getattr(tokenizer, "eos_token_id", None),
     )
+    import torch
+
     torch.manual_seed(seed)
     return LlamaForCausalLM(cfg)
 
@@ -215,4 +222,6 @@ def save_model(model: PreTrainedModel, tokenizer, out_dir: str | os.PathLike) ->
 def set_threads(threads: int | None) -> None:
     """Use exactly ``threads`` CPU threads in torch (the rule's ``threads``)."""
     if threads:
+        import torch
+
         torch.set_num_threads(int(threads))
