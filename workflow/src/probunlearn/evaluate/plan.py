@@ -45,6 +45,7 @@ from probunlearn.data.userdata import (
     repeated_questions,
     score_kind,
 )
+from probunlearn.models import DTYPES
 from probunlearn.report.evaluation.summary import DEFAULT_TARGET_WIDTH, small_n_warning
 from probunlearn.scoring.base import primary
 from probunlearn.steps.specs import SAMPLING_OPTIONS, Option
@@ -54,7 +55,6 @@ ROLES = ("evaluated", "reference", "original")
 FLAGS = {"evaluated": "--model", "reference": "--reference", "original": "--original"}
 DEFAULT_MAX_NEW_TOKENS = 64
 JUDGES = ("refusal", "harmbench")
-DTYPES = ("float32", "bfloat16", "float16")
 TOFU_FORMATS = ("phi", "llama2")
 SCOPES = ("all", "this")
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
