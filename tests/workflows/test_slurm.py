@@ -14,13 +14,14 @@ the job states come from squeue (there is no accounting database behind sacct), 
 status check comes after 1 s rather than the plugin's 40 s.
 
 Skipped, with the reason, where SLURM or the executor plugin is not installed (`.ci/run` installs
-slurm-wlm and munge where apt-get works) or where the daemons cannot be started (not root). The
-last tests need no cluster: the local cap on GPU jobs, and the conda environments.
+slurm-wlm and munge where apt-get works, and the plugin in <venv>/slurm-plugin, a folder only the
+cluster's runs have on their path: tests/slurm/plugin.txt) or where the daemons cannot be started
+(not root). The last tests need no cluster: the local cap on GPU jobs, and the conda environments.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.machinery
 import os
 import re
 import shutil
@@ -37,6 +38,9 @@ from helpers import ROOT
 from helpers.workflow import copy_workflow
 
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
+PLUGIN_LIST = ROOT / "tests" / "slurm" / "plugin.txt"
+PLUGIN_DIR = Path(sys.prefix) / "slurm-plugin"
+"""Where .ci/run installs the SLURM executor plugin (PLUGIN_LIST)."""
 RUN = "results/tiny"
 TARGET = f"{RUN}/bounds/pretrained/harmful/main.parquet"
 # produced by the local run and copied into the cluster's working directory before it starts
@@ -51,8 +55,14 @@ def _why_no_slurm() -> str | None:
             f"SLURM is not installed here (missing {', '.join(missing)}); "
             "install it with `apt-get install slurm-wlm munge` (.ci/run does, where apt-get works)"
         )
-    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[test]')"
+    plugin = importlib.machinery.PathFinder.find_spec(
+        "snakemake_executor_plugin_slurm", [str(PLUGIN_DIR)]
+    )
+    if plugin is None:
+        return (
+            f"snakemake-executor-plugin-slurm is not in {PLUGIN_DIR} (pip install --no-deps "
+            f"--target {PLUGIN_DIR} -r {PLUGIN_LIST.relative_to(ROOT)}, as .ci/run does)"
+        )
     if os.geteuid() != 0:
         return "starting slurmd, which runs the jobs, needs root"
     return None
@@ -105,6 +115,8 @@ def cluster(tmp_path_factory):
     env = dict(os.environ)
     env["SLURM_CONF"] = str(state / "slurm.conf")
     env["PATH"] = f"{state / 'bin'}{os.pathsep}{env['PATH']}"
+    path = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = str(PLUGIN_DIR) + (os.pathsep + path if path else "")
     yield env
     subprocess.run(["bash", CLUSTER, "down", state], capture_output=True, timeout=120)
 
